@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""The course's front door. Needs only Python 3; everything else it installs.
+
+    python3 tasks.py book        build the HTML book into _build/html
+    python3 tasks.py test        unit, property and doc tests, then every chapter under nbval
+    python3 tasks.py notebooks   re-execute the chapters in place (after editing one)
+    python3 tasks.py bench       print the benchmark figures
+
+Each command creates the virtual environment ``.venv`` on first use and
+(re)installs ``requirements.txt`` whenever it or ``pyproject.toml`` changes.
+Extra arguments after ``test`` go to pytest, e.g. ``python3 tasks.py test -k rotation``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+PYTHON = VENV / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+STAMP = VENV / "requirements.sha256"
+CHAPTERS = ROOT / "chapters"
+
+# The same environment for every kernel that runs a chapter, so that outputs
+# committed by `notebooks` are the outputs `test` expects.
+KERNEL_ENV = {
+    "PYTHONHASHSEED": "0",
+    "KERAS_BACKEND": "tensorflow",
+    "TF_CPP_MIN_LOG_LEVEL": "2",
+    "TF_ENABLE_ONEDNN_OPTS": "0",
+    "CUDA_VISIBLE_DEVICES": "",
+}
+
+
+def run(*command: str | Path) -> None:
+    print("+", " ".join(map(str, command)), flush=True)
+    subprocess.run(list(map(str, command)), cwd=ROOT, check=True, env={**os.environ, **KERNEL_ENV})
+
+
+def ensure_environment() -> None:
+    """Create .venv and install the requirements, unless that is already done."""
+    wanted = hashlib.sha256(
+        (ROOT / "requirements.txt").read_bytes() + (ROOT / "pyproject.toml").read_bytes()
+    ).hexdigest()
+    if not PYTHON.exists():
+        print(f"Creating the virtual environment {VENV}", flush=True)
+        venv.create(VENV, with_pip=True)
+    if STAMP.exists() and STAMP.read_text().strip() == wanted:
+        return
+    run(PYTHON, "-m", "pip", "install", "--upgrade", "pip")
+    run(PYTHON, "-m", "pip", "install", "-r", "requirements.txt")
+    STAMP.write_text(wanted + "\n")
+
+
+def book(*extra: str) -> None:
+    run(PYTHON, "-m", "jupyter_book", "build", ".", "-W", "-n", "--keep-going", *extra)
+    print(f"The book is at {ROOT / '_build' / 'html' / 'index.html'}")
+
+
+def test(*extra: str) -> None:
+    run(PYTHON, "-m", "pytest", "-v", *extra)
+
+
+def notebooks(*names: str) -> None:
+    """Execute chapters top to bottom in a fresh kernel and save their outputs."""
+    paths = [CHAPTERS / name for name in names] or sorted(CHAPTERS.glob("*.ipynb"))
+    run(PYTHON, "-c", _EXECUTE_IN_PLACE, *paths)
+
+
+def bench(*extra: str) -> None:
+    for script in sorted((ROOT / "benchmarks").glob("bench_*.py")):
+        run(PYTHON, script, *extra)
+
+
+# Run inside the virtual environment, where nbclient is installed.
+_EXECUTE_IN_PLACE = """
+import sys, time, nbformat
+from nbclient import NotebookClient
+for path in sys.argv[1:]:
+    notebook = nbformat.read(path, as_version=4)
+    began = time.perf_counter()
+    NotebookClient(notebook, timeout=600, kernel_name="python3", record_timing=False,
+                   resources={"metadata": {"path": str(__import__("pathlib").Path(path).parent)}}).execute()
+    nbformat.write(notebook, path)
+    print(f"{path}: executed in {time.perf_counter() - began:.1f} s", flush=True)
+"""
+
+COMMANDS = {"book": book, "test": test, "notebooks": notebooks, "bench": bench}
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] not in COMMANDS:
+        print(__doc__)
+        return 2
+    ensure_environment()
+    try:
+        COMMANDS[argv[0]](*argv[1:])
+    except subprocess.CalledProcessError as failure:
+        return failure.returncode
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
