@@ -58,7 +58,7 @@ def ensure_environment() -> None:
 
 
 def book(*extra: str) -> None:
-    run(PYTHON, "-m", "jupyter_book", "build", ".", "-W", "-n", "--keep-going", *extra)
+    run(PYTHON.parent / "jupyter-book", "build", ".", "-W", "-n", "--keep-going", *extra)
     print(f"The book is at {ROOT / '_build' / 'html' / 'index.html'}")
 
 
