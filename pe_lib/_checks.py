@@ -63,3 +63,15 @@ def require_float_dtype(name: str, value) -> np.dtype:
     if not np.issubdtype(dtype, np.floating):
         raise TypeError(f"{name} must be a floating-point dtype, got {value!r}")
     return dtype
+
+
+def require_even(name: str, value, *, reason: str) -> int:
+    """Return ``value`` as an even ``int`` >= 2 or raise, naming ``name`` and saying why.
+
+    >>> require_even("depth", 4, reason="the columns must pair up")
+    4
+    """
+    value = require_int(name, value, minimum=1)
+    if value % 2:
+        raise ValueError(f"{name} must be even ({reason}), got {value}")
+    return value
