@@ -4,7 +4,7 @@
     python3 tasks.py book        build the HTML book into _build/html
     python3 tasks.py test        unit, property and doc tests, then every chapter under nbval
     python3 tasks.py notebooks   re-execute the chapters in place (after editing one)
-    python3 tasks.py bench       print the benchmark figures
+    python3 tasks.py bench       print the benchmark figures (speed, accuracy, run times)
 
 Each command creates the virtual environment ``.venv`` on first use and
 (re)installs ``requirements.txt`` whenever it or ``pyproject.toml`` changes.
@@ -88,7 +88,12 @@ def notebooks(*names: str) -> None:
 
 
 def bench(*extra: str) -> None:
-    for script in sorted((ROOT / "benchmarks").glob("bench_*.py")):
+    """Every benchmark, or one by name with its own options: ``bench timings --skip-suite``."""
+    scripts = {path.stem.removeprefix("bench_"): path for path in sorted((ROOT / "benchmarks").glob("bench_*.py"))}
+    if extra and extra[0] in scripts:
+        run(PYTHON, scripts[extra[0]], *extra[1:])
+        return
+    for script in scripts.values():
         run(PYTHON, script, *extra)
 
 

@@ -1,0 +1,72 @@
+"""How long the course takes to run, beside its targets.
+
+Prints each chapter's execution time (top to bottom in a fresh kernel, outputs
+discarded), their total, the time of the unit tests (tests/ and the doctests of
+pe_lib, without the notebooks), and the time of the whole test suite.
+
+Targets: each chapter under 30 s on a 2-core machine; the whole test command
+under 10 minutes.
+
+Run it with ``python3 tasks.py bench`` (or this file directly, from the
+environment that tasks.py creates).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parents[1]
+CHAPTER_TARGET_S = 30.0
+SUITE_TARGET_S = 600.0
+
+
+def chapter_time(path: Path) -> float:
+    notebook = nbformat.read(path, as_version=4)
+    began = time.perf_counter()
+    NotebookClient(notebook, timeout=600, kernel_name="python3",
+                   resources={"metadata": {"path": str(path.parent)}}).execute()
+    return time.perf_counter() - began
+
+
+def pytest_time(*arguments: str) -> tuple[float, int]:
+    began = time.perf_counter()
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *arguments],
+                            cwd=ROOT, capture_output=True, text=True, env=os.environ)
+    return time.perf_counter() - began, result.returncode
+
+
+def verdict(seconds: float, target: float) -> str:
+    return "ok" if seconds <= target else "OVER"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--skip-suite", action="store_true", help="do not time the whole test suite")
+    args = parser.parse_args()
+
+    print(f"{'chapter':<34}{'seconds':>9}   target {CHAPTER_TARGET_S:g} s")
+    total = 0.0
+    for path in sorted((ROOT / "chapters").glob("*.ipynb")):
+        seconds = chapter_time(path)
+        total += seconds
+        print(f"{path.stem:<34}{seconds:9.1f}   {verdict(seconds, CHAPTER_TARGET_S)}", flush=True)
+    print(f"{'all chapters':<34}{total:9.1f}")
+
+    unit, code = pytest_time("tests", "pe_lib", "--ignore=tests/test_book.py")
+    print(f"{'unit, property and doc tests':<34}{unit:9.1f}   {'passed' if code == 0 else 'FAILED'}")
+    if not args.skip_suite:
+        suite, code = pytest_time()
+        print(f"{'whole test suite (pytest)':<34}{suite:9.1f}   target {SUITE_TARGET_S:g} s: "
+              f"{verdict(suite, SUITE_TARGET_S)}, {'passed' if code == 0 else 'FAILED'}")
+
+
+if __name__ == "__main__":
+    main()
