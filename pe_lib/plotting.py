@@ -11,7 +11,7 @@ import contextlib
 
 import matplotlib.pyplot as plt
 
-#: Sequential colour map for tables of values in [-1, 1]: perceptually
+#: The sequential colour map for tables of values in [-1, 1], perceptually
 #: uniform and readable in greyscale and with colour-vision deficiencies.
 TABLE_CMAP = "cividis"
 

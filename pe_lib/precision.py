@@ -8,7 +8,7 @@ columns have small angles and stay accurate; the fast ones do not.
 
 :func:`float32_angle_encoding` is the straightforward implementation that makes
 this mistake, kept here to be measured; :func:`column_errors` measures any
-table against a float64 reference. :func:`pe_lib.sinusoidal_encoding` forms
+table against a float64 reference. :func:`~pe_lib.sinusoidal.sinusoidal_encoding` forms
 its angles in float64 and rounds only the final values.
 """
 
@@ -41,7 +41,7 @@ def float32_angle_encoding(length: int, depth: int, *, base: float = 10000.0, st
     passed to the float32 sine and cosine. The rounding of each angle grows in
     proportion to the angle itself, so the fast columns lose their accuracy at
     large positions: errors near ``position * 2**-24``. Use
-    :func:`pe_lib.sinusoidal_encoding` instead.
+    :func:`~pe_lib.sinusoidal.sinusoidal_encoding` instead.
 
     Args:
         length: number of positions (rows), ``>= 0``.
@@ -79,7 +79,8 @@ def column_errors(table, *, start: int = 0, base: float = 10000.0) -> np.ndarray
         base: the constant :math:`N` the table was made with.
 
     Returns:
-        A float64 array of length ``depth``; ``.max()`` is the error of the table.
+        The largest error in each column, as a float64 array of length
+        ``depth``; ``.max()`` is the error of the table.
 
     Example:
         >>> from pe_lib import sinusoidal_encoding

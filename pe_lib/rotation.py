@@ -11,7 +11,7 @@ For the sine-cosine pair with rate :math:`\omega`, the angle-addition formulas g
 Stacking one such block per pair gives the block-diagonal matrix :math:`M_k`. It
 depends on the offset :math:`k` and not on the position :math:`p`. The blocks
 follow the interleaved layout (sin, cos, sin, cos, ...) of
-:func:`pe_lib.sinusoidal_encoding`.
+:func:`~pe_lib.sinusoidal.sinusoidal_encoding`.
 
 An odd depth ends with a lone sine column. Shifting it needs
 :math:`\cos p\omega`, a value that row :math:`p` does not hold, so no matrix
@@ -77,8 +77,8 @@ def rotate_encoding(codes, offset: int, *, base: float = 10000.0) -> np.ndarray:
         base: the constant :math:`N` of the encoding.
 
     Returns:
-        A float64 array of the same shape: the codes of the positions
-        ``offset`` further on.
+        The codes of the positions ``offset`` further on, as a float64
+        array of the same shape.
 
     Example:
         >>> from pe_lib import sinusoidal_encoding

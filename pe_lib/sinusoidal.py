@@ -2,7 +2,7 @@ r"""The sinusoidal positional encoding of Vaswani et al. (2017).
 
 Row :math:`p` of the table encodes position :math:`p`; column :math:`2i` holds
 :math:`\sin(p\,\omega_i)` and column :math:`2i+1` holds :math:`\cos(p\,\omega_i)`,
-with :math:`\omega_i` from :func:`pe_lib.angle_rates`.
+with :math:`\omega_i` from :func:`~pe_lib.frequencies.angle_rates`.
 
 The table is filled with the rotation the course teaches: for
 :math:`p = a + r`, :math:`e^{-i p \omega} = e^{-i a \omega}\,e^{-i r \omega}`.

@@ -1,0 +1,44 @@
+"""The one check every position layer makes: the input is no longer than its table."""
+
+from __future__ import annotations
+
+import keras
+
+
+def check_steps(layer_name: str, steps, max_length: int):
+    """Return ``steps``, or raise if that many positions do not fit in ``max_length`` rows.
+
+    ``steps`` is a Python int when the length is known (static shapes, eager
+    calls); the check is then made here and raises ``ValueError``. When the
+    length is only known at run time (a ``None`` dimension inside a compiled
+    TensorFlow function) the check becomes an assertion in the graph, which
+    raises ``InvalidArgumentError`` with the same message when it runs; the
+    returned ``steps`` then depends on that assertion, so slicing with it
+    cannot run before the check.
+
+    >>> check_steps("PositionalEncoding", 12, 16)
+    12
+    >>> check_steps("PositionalEncoding", 20, 16)
+    Traceback (most recent call last):
+    ...
+    ValueError: PositionalEncoding: the input has 20 steps but max_length is 16; build the layer with a larger max_length
+    """
+    message = (
+        f"{layer_name}: the input has {{}} steps but max_length is {max_length}; "
+        "build the layer with a larger max_length"
+    )
+    if steps is None:
+        return steps
+    if isinstance(steps, int):
+        if steps > max_length:
+            raise ValueError(message.format(steps))
+        return steps
+    if keras.backend.backend() == "tensorflow":
+        import tensorflow as tf
+
+        check = tf.debugging.assert_less_equal(
+            tf.cast(steps, "int64"), tf.constant(max_length, "int64"), message=message.format("more")
+        )
+        with tf.control_dependencies([check]):
+            steps = tf.identity(steps)
+    return steps

@@ -1,0 +1,268 @@
+"""A small Transformer that learns which marker comes first, with or without positions.
+
+:func:`order_classifier` builds the model: token embeddings (plus a
+sinusoidal or learned position table, or nothing), one or more attention
+blocks, an average over the steps and one logit. :func:`run_order_experiments`
+trains one such model per kind of positions on
+:func:`pe_lib.order_tasks.marker_order_task` and measures each one's accuracy
+at the training length and at other lengths.
+
+Without positions every layer treats the steps as an unordered set, so the
+model answers both rows of a mirror pair alike and scores exactly one half.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+import keras
+import numpy as np
+
+from pe_lib._checks import require_choice, require_int, require_positive_float
+from pe_lib.layers import TokenAndPositionEmbedding
+from pe_lib.order_tasks import marker_order_task
+
+#: What the model adds to its token embeddings.
+POSITIONS = ("sinusoidal", "learned", "none")
+
+_DEFAULT_LEARNING_RATE = 3e-3
+
+
+def _adam(learning_rate: float, decay_steps: int | None) -> keras.optimizers.Adam:
+    """Adam with a fixed learning rate, or one that falls to zero along a cosine."""
+    learning_rate = require_positive_float("learning_rate", learning_rate)
+    if decay_steps is not None:
+        decay_steps = require_int("decay_steps", decay_steps, minimum=1)
+        learning_rate = keras.optimizers.schedules.CosineDecay(learning_rate, decay_steps)
+    return keras.optimizers.Adam(learning_rate)
+
+
+def order_classifier(
+    positions: str,
+    *,
+    vocabulary_size: int = 16,
+    max_length: int = 64,
+    depth: int = 32,
+    heads: int = 2,
+    blocks: int = 1,
+    hidden: int = 64,
+    learning_rate: float = _DEFAULT_LEARNING_RATE,
+    decay_steps: int | None = None,
+    seed: int = 0,
+) -> keras.Model:
+    """A compiled Transformer encoder that outputs one logit per sequence.
+
+    Args:
+        positions: ``"sinusoidal"``, ``"learned"`` or ``"none"``.
+        vocabulary_size: number of token ids.
+        max_length: longest sequence the position layer accepts (unused
+            for ``"none"``, which accepts any length).
+        depth: size of the token vectors.
+        heads: attention heads per block; ``depth`` must be a multiple.
+        blocks: number of attention blocks.
+        hidden: width of each block's feed-forward layer.
+        learning_rate: Adam's (initial) learning rate.
+        decay_steps: if given, the learning rate falls to zero along a
+            cosine over this many training steps; otherwise it stays fixed.
+        seed: seed for the initial weights.
+
+    Returns:
+        A ``keras.Model`` from token ids ``(batch, steps)`` to logits
+        ``(batch, 1)``, compiled with binary cross-entropy and accuracy.
+        The embedding layer is named ``"embedding"``.
+
+    Example:
+        >>> model = order_classifier("learned", max_length=24)
+        >>> tuple(model.get_layer("embedding").position_embedding.table.shape)
+        (24, 32)
+        >>> tuple(model(np.ones((3, 10), dtype="int32")).shape)
+        (3, 1)
+    """
+    positions = require_choice("positions", positions, POSITIONS)
+    vocabulary_size = require_int("vocabulary_size", vocabulary_size, minimum=1)
+    max_length = require_int("max_length", max_length, minimum=1)
+    depth = require_int("depth", depth, minimum=1)
+    heads = require_int("heads", heads, minimum=1)
+    blocks = require_int("blocks", blocks, minimum=1)
+    hidden = require_int("hidden", hidden, minimum=1)
+    seed = require_int("seed", seed, minimum=0)
+    optimizer = _adam(learning_rate, decay_steps)
+    if depth % heads:
+        raise ValueError(f"depth must be a multiple of heads, got depth={depth} and heads={heads}")
+
+    keras.utils.set_random_seed(seed)
+    tokens = keras.Input(shape=(None,), dtype="int32", name="tokens")
+    if positions == "none":
+        x = keras.layers.Embedding(vocabulary_size, depth, name="embedding")(tokens)
+    else:
+        x = TokenAndPositionEmbedding(vocabulary_size, max_length, depth, position=positions, name="embedding")(tokens)
+    for block in range(1, blocks + 1):
+        attended = keras.layers.MultiHeadAttention(heads, depth // heads, name=f"attention_{block}")(x, x)
+        x = keras.layers.LayerNormalization(name=f"norm_{block}a")(x + attended)
+        expanded = keras.layers.Dense(hidden, activation="relu", name=f"expand_{block}")(x)
+        x = keras.layers.LayerNormalization(name=f"norm_{block}b")(x + keras.layers.Dense(depth, name=f"project_{block}")(expanded))
+    pooled = keras.layers.GlobalAveragePooling1D(name="average")(x)
+    logit = keras.layers.Dense(1, name="logit")(pooled)
+    model = keras.Model(tokens, logit, name=f"order_classifier_{positions}")
+    model.compile(
+        optimizer=optimizer,
+        loss=keras.losses.BinaryCrossentropy(from_logits=True),
+        metrics=[keras.metrics.BinaryAccuracy(threshold=0.0, name="accuracy")],
+    )
+    return model
+
+
+def order_accuracy(model: keras.Model, tokens: np.ndarray, labels: np.ndarray) -> float:
+    """Share of sequences whose logit has the sign of the label (1: positive, 0: not).
+
+    The model runs eagerly on all sequences at once, so lengths it has not
+    seen before need no new compiled function.
+
+    >>> model = order_classifier("none")
+    >>> tokens, labels = marker_order_task(50, 12, seed=1)
+    >>> order_accuracy(model, tokens, labels)
+    0.5
+    """
+    tokens = np.asarray(tokens)
+    labels = np.asarray(labels)
+    if tokens.ndim != 2 or labels.shape != tokens.shape[:1]:
+        raise ValueError(
+            f"tokens must be (sequences, steps) and labels (sequences,), got {tokens.shape} and {labels.shape}"
+        )
+    logits = keras.ops.convert_to_numpy(model(tokens, training=False))[:, 0]
+    return float(np.mean((logits > 0) == (labels == 1)))
+
+
+@dataclasses.dataclass(frozen=True)
+class OrderRun:
+    """What :func:`run_order_experiment` returns.
+
+    Attributes:
+        positions: ``"sinusoidal"``, ``"learned"`` or ``"none"``.
+        model: the trained model.
+        trainable_parameters: number of trained weights.
+        train_accuracy: training accuracy after each epoch.
+        test_accuracy: accuracy on fresh sequences, by sequence length.
+        initial_position_table: the learned position table before training
+            (``None`` unless ``positions == "learned"``).
+    """
+
+    positions: str
+    model: keras.Model
+    trainable_parameters: int
+    train_accuracy: tuple[float, ...]
+    test_accuracy: dict[int, float]
+    initial_position_table: np.ndarray | None
+
+
+def run_order_experiment(positions: str, **options) -> OrderRun:
+    """Train one :func:`order_classifier` on the marker-order task and test it.
+
+    The same as ``run_order_experiments((positions,), **options)[positions]``;
+    see :func:`run_order_experiments` for the options.
+
+    Example:
+        >>> run = run_order_experiment("none", pairs=32, test_pairs=20, epochs=1)
+        >>> run.test_accuracy
+        {12: 0.5, 24: 0.5}
+    """
+    return run_order_experiments((positions,), **options)[positions]
+
+
+def run_order_experiments(
+    kinds: Sequence[str],
+    *,
+    train_length: int = 12,
+    test_lengths: Sequence[int] = (12, 24),
+    pairs: int = 1536,
+    test_pairs: int = 500,
+    epochs: int = 6,
+    batch_size: int = 64,
+    seed: int = 0,
+    **model_options,
+) -> dict[str, OrderRun]:
+    """Train one :func:`order_classifier` per kind of positions on the same data, and test each.
+
+    Training sequences all have ``train_length`` steps; each test set is
+    drawn afresh for its length. The position table gets
+    ``max(train_length, *test_lengths)`` rows unless ``max_length`` is given,
+    so a learned table has rows that no training sequence reaches. The
+    learning rate decays to zero over the training steps unless
+    ``decay_steps`` is given.
+
+    The models are trained side by side, as the branches of one Keras model
+    whose loss is the sum of theirs: the branches share no weight, and Adam
+    updates each weight from its own gradient, so every model is trained as
+    it would be alone, on the same batches, while the training step is
+    compiled once instead of once per model.
+
+    Args:
+        kinds: some of ``"sinusoidal"``, ``"learned"`` and ``"none"``, each once.
+        train_length: steps per training sequence.
+        test_lengths: lengths to test at.
+        pairs: mirror pairs in the training set (twice as many sequences;
+            the default makes 48 full batches of 64, so that no smaller last
+            batch costs a second compilation of the training step).
+        test_pairs: mirror pairs in each test set.
+        epochs: passes over the training set.
+        batch_size: sequences per training step.
+        seed: one seed for the weights, the data and the shuffling.
+        **model_options: passed on to :func:`order_classifier`.
+
+    Returns:
+        A dictionary from each kind to its :class:`OrderRun`.
+
+    Example:
+        >>> runs = run_order_experiments(("none", "learned"), pairs=32, test_pairs=20, epochs=1)
+        >>> list(runs), runs["none"].test_accuracy[24]
+        (['none', 'learned'], 0.5)
+    """
+    kinds = tuple(require_choice("kinds", kind, POSITIONS) for kind in kinds)
+    if not kinds or len(set(kinds)) != len(kinds):
+        raise ValueError(f"kinds must name each kind of positions at most once, and at least one; got {kinds!r}")
+    train_length = require_int("train_length", train_length, minimum=2)
+    test_lengths = tuple(require_int("test_lengths", length, minimum=2) for length in test_lengths)
+    pairs = require_int("pairs", pairs, minimum=1)
+    epochs = require_int("epochs", epochs, minimum=1)
+    batch_size = require_int("batch_size", batch_size, minimum=1)
+    seed = require_int("seed", seed, minimum=0)
+    model_options.setdefault("max_length", max(train_length, *test_lengths))
+    model_options.setdefault("decay_steps", epochs * -(-2 * pairs // batch_size))
+    seeds = [int(child.generate_state(1)[0]) for child in np.random.SeedSequence(seed).spawn(1 + len(test_lengths))]
+
+    models = {kind: order_classifier(kind, seed=seed, **model_options) for kind in kinds}
+    initial_tables = {
+        kind: model.get_layer("embedding").position_embedding.table.numpy() if kind == "learned" else None
+        for kind, model in models.items()
+    }
+    tokens = keras.Input(shape=(None,), dtype="int32", name="tokens")
+    side_by_side = keras.Model(tokens, {kind: model(tokens) for kind, model in models.items()})
+    side_by_side.compile(
+        optimizer=_adam(
+            model_options.get("learning_rate", _DEFAULT_LEARNING_RATE), model_options["decay_steps"]
+        ),
+        loss={kind: keras.losses.BinaryCrossentropy(from_logits=True) for kind in kinds},
+        metrics={kind: [keras.metrics.BinaryAccuracy(threshold=0.0, name="accuracy")] for kind in kinds},
+    )
+    train_tokens, train_labels = marker_order_task(pairs, train_length, seed=seeds[0])
+    keras.utils.set_random_seed(seed)
+    history = side_by_side.fit(
+        train_tokens, {kind: train_labels for kind in kinds},
+        batch_size=batch_size, epochs=epochs, shuffle=True, verbose=0,
+    )
+    tests = [(length, *marker_order_task(test_pairs, length, seed=data_seed))
+             for length, data_seed in zip(test_lengths, seeds[1:])]
+    runs = {}
+    for kind, model in models.items():
+        accuracy_key = f"{kind}_accuracy" if f"{kind}_accuracy" in history.history else "accuracy"
+        runs[kind] = OrderRun(
+            positions=kind,
+            model=model,
+            trainable_parameters=int(sum(np.prod(weight.shape) for weight in model.trainable_weights)),
+            train_accuracy=tuple(float(value) for value in history.history[accuracy_key]),
+            test_accuracy={length: order_accuracy(model, test_tokens, test_labels)
+                           for length, test_tokens, test_labels in tests},
+            initial_position_table=initial_tables[kind],
+        )
+    return runs
