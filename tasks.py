@@ -5,10 +5,16 @@
     python3 tasks.py test        unit, property and doc tests, then every chapter under nbval
     python3 tasks.py notebooks   re-execute the chapters in place (after editing one)
     python3 tasks.py bench       print the benchmark figures (speed, accuracy, run times)
+    python3 tasks.py assignments build every student notebook and autograder bundle
+                                 into assignments/_build (otter assign)
+    python3 tasks.py grade DIR   grade a folder of submitted notebooks into scores.csv
+                                 [--out FILE.csv] [--timeout SECONDS] [--jobs N]
 
 Each command creates the virtual environment ``.venv`` on first use and
 (re)installs ``requirements.txt`` whenever it or ``pyproject.toml`` changes.
 Extra arguments after ``test`` go to pytest, e.g. ``python3 tasks.py test -k rotation``.
+``grade`` takes relative paths from the folder you run it in, and never writes
+into the submissions folder; the Classroom chapter of the book explains both.
 """
 
 from __future__ import annotations
@@ -38,9 +44,9 @@ KERNEL_ENV = {
 }
 
 
-def run(*command: str | Path) -> None:
+def run(*command: str | Path, cwd: Path = ROOT) -> None:
     print("+", " ".join(map(str, command)), flush=True)
-    subprocess.run(list(map(str, command)), cwd=ROOT, check=True, env={**os.environ, **KERNEL_ENV})
+    subprocess.run(list(map(str, command)), cwd=cwd, check=True, env={**os.environ, **KERNEL_ENV})
 
 
 def ensure_environment() -> None:
@@ -97,6 +103,16 @@ def bench(*extra: str) -> None:
         run(PYTHON, script, *extra)
 
 
+def assignments(*extra: str) -> None:
+    """Build the assignments from their masters; ``--no-run-tests`` skips checking the solutions."""
+    run(PYTHON, "-m", "classroom.grading", "build", *extra)
+
+
+def grade(*extra: str) -> None:
+    """Grade a folder of submissions; relative paths are taken from the current folder."""
+    run(PYTHON, "-m", "classroom.grading", "grade", *extra, cwd=Path.cwd())
+
+
 # Run inside the virtual environment, where nbclient is installed.
 _EXECUTE_IN_PLACE = """
 import sys, time, nbformat
@@ -115,7 +131,14 @@ for path in sys.argv[1:]:
     print(f"{path}: executed in {time.perf_counter() - began:.1f} s", flush=True)
 """
 
-COMMANDS = {"book": book, "test": test, "notebooks": notebooks, "bench": bench}
+COMMANDS = {
+    "book": book,
+    "test": test,
+    "notebooks": notebooks,
+    "bench": bench,
+    "assignments": assignments,
+    "grade": grade,
+}
 
 
 def main(argv: list[str]) -> int:
