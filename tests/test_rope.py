@@ -1,0 +1,131 @@
+"""RoPE: rotations that keep lengths and make scores depend on the offset only."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+import pe_lib
+from pe_lib.rope import LAYOUTS, apply_rope, layout_permutation, offset_score, rope_angles
+
+even_depths = st.integers(min_value=1, max_value=16).map(lambda half: 2 * half)
+layouts = st.sampled_from(LAYOUTS)
+positions = st.integers(min_value=0, max_value=10**5)
+bases = st.sampled_from([100.0, 10000.0, 500000.0])
+entries = st.floats(min_value=-10, max_value=10)
+
+
+@st.composite
+def vectors(draw, rows=1):
+    depth = draw(even_depths)
+    return draw(arrays(np.float64, (rows, depth), elements=entries))
+
+
+def test_depth_two_is_one_rotation_by_the_position():
+    rotated = apply_rope(np.array([[1.0, 0.0]] * 3), positions=[0, 1, 5])
+    expected = [[1.0, 0.0], [math.cos(1), math.sin(1)], [math.cos(5), math.sin(5)]]
+    np.testing.assert_allclose(rotated, expected, rtol=0, atol=1e-15)
+
+
+def test_depth_four_by_hand_in_both_layouts():
+    # Rates 1 and 1/100; at position 2 the pairs turn by 2 and 0.02 radians.
+    c1, s1, c2, s2 = math.cos(2), math.sin(2), math.cos(0.02), math.sin(0.02)
+    x = np.array([[1.0, 2.0, 3.0, 4.0]])
+    interleaved = [1 * c1 - 2 * s1, 1 * s1 + 2 * c1, 3 * c2 - 4 * s2, 3 * s2 + 4 * c2]
+    half_split = [1 * c1 - 3 * s1, 2 * c2 - 4 * s2, 1 * s1 + 3 * c1, 2 * s2 + 4 * c2]
+    np.testing.assert_allclose(apply_rope(x, [2], layout="interleaved")[0], interleaved, atol=1e-15)
+    np.testing.assert_allclose(apply_rope(x, [2], layout="half-split")[0], half_split, atol=1e-15)
+
+
+@given(vectors(rows=4), layouts)
+def test_position_zero_is_the_identity(x, layout):
+    np.testing.assert_array_equal(apply_rope(x, np.zeros(4, dtype=int), layout=layout), x)
+
+
+@given(vectors(rows=3), st.lists(positions, min_size=3, max_size=3), layouts, bases)
+def test_norms_are_preserved(x, where, layout, base):
+    rotated = apply_rope(x, where, layout=layout, base=base)
+    np.testing.assert_allclose(np.linalg.norm(rotated, axis=1), np.linalg.norm(x, axis=1), rtol=1e-12, atol=1e-12)
+
+
+@given(vectors(rows=2), positions, positions, st.integers(min_value=0, max_value=10**4), layouts, bases)
+def test_score_depends_only_on_the_offset(pair, m, n, shift, layout, base):
+    q, k = pair[:1], pair[1:]
+
+    def score(a, b):
+        return float(apply_rope(q, [a], layout=layout, base=base)[0] @ apply_rope(k, [b], layout=layout, base=base)[0])
+
+    scale = 1 + float(np.linalg.norm(q) * np.linalg.norm(k))
+    # Angles up to ~1e5 radians carry an error near 1e5 * 2**-52 each.
+    assert math.isclose(score(m, n), score(m + shift, n + shift), rel_tol=0, abs_tol=1e-9 * scale)
+
+
+@given(vectors(rows=5), st.lists(positions, min_size=5, max_size=5), bases)
+def test_layouts_agree_up_to_a_fixed_permutation(x, where, base):
+    perm = layout_permutation(x.shape[1])
+    np.testing.assert_allclose(
+        apply_rope(x[:, perm], where, layout="half-split", base=base),
+        apply_rope(x, where, layout="interleaved", base=base)[:, perm],
+        rtol=0, atol=1e-12,
+    )
+
+
+def test_permutation_is_a_permutation_and_not_the_identity():
+    perm = layout_permutation(8)
+    assert sorted(perm.tolist()) == list(range(8)) and perm.tolist() != list(range(8))
+
+
+def test_leading_axes_and_float32_are_kept():
+    x = np.random.default_rng(0).normal(size=(2, 3, 5, 4)).astype(np.float32)
+    rotated = apply_rope(x)
+    assert rotated.shape == x.shape and rotated.dtype == np.float32
+    np.testing.assert_allclose(rotated[1, 2], apply_rope(x[1, 2].astype(np.float64)), rtol=1e-6, atol=1e-6)
+
+
+def test_angles_use_the_sinusoidal_rates():
+    np.testing.assert_array_equal(rope_angles([3], 8, base=100.0)[0], 3 * pe_lib.angle_rates(8, base=100.0))
+
+
+@given(st.integers(min_value=0, max_value=5000), bases)
+def test_offset_score_is_the_score_of_rotated_copies(offset, base):
+    depth = 16
+    q = np.ones((1, depth))
+    direct = apply_rope(q, [offset], base=base)[0] @ apply_rope(q, [0], base=base)[0] / depth
+    assert math.isclose(offset_score(offset, depth, base=base), direct, abs_tol=1e-9)
+
+
+def test_a_larger_base_stretches_the_wavelengths_and_slows_the_decay():
+    depth = 128
+    short, long = pe_lib.wavelengths(depth, base=10000.0), pe_lib.wavelengths(depth, base=500000.0)
+    assert short[0] == long[0] == 2 * math.pi and np.all(long[1:] > short[1:])
+    offsets = np.arange(1, 5000)
+    first_half = {base: int(offsets[np.argmax(offset_score(offsets, depth, base=base) < 0.5)])
+                  for base in (10000.0, 500000.0)}
+    assert (first_half[10000.0], first_half[500000.0]) == (46, 166)
+    far = np.array([100, 1000, 10000])
+    assert np.all(offset_score(far, depth, base=500000.0) > offset_score(far, depth, base=10000.0) + 0.1)
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "words"),
+    [
+        (lambda: apply_rope(np.zeros((3, 5))), ValueError, ["x", "depth must be even", "5"]),
+        (lambda: apply_rope(np.zeros(4)), ValueError, ["x", "(4,)"]),
+        (lambda: apply_rope(np.array([[np.nan, 0.0]])), ValueError, ["x", "finite"]),
+        (lambda: apply_rope(np.zeros((2, 4)), layout="pairs"), ValueError, ["layout", "'pairs'"]),
+        (lambda: apply_rope(np.zeros((2, 4)), base=0.0), ValueError, ["base", "0.0"]),
+        (lambda: apply_rope(np.zeros((2, 4)), positions=[0.0, 1.5]), TypeError, ["positions", "1.5"]),
+        (lambda: apply_rope(np.zeros((2, 4)), positions=[0, 1, 2]), ValueError, ["positions", "(2,)", "(3,)"]),
+        (lambda: rope_angles([[0, 1]], 4), ValueError, ["positions", "(1, 2)"]),
+        (lambda: rope_angles([0], 0), ValueError, ["depth", "0"]),
+        (lambda: layout_permutation(7), ValueError, ["depth", "7"]),
+        (lambda: offset_score([1], 3), ValueError, ["depth", "3"]),
+    ],
+)
+def test_bad_input_names_the_argument(call, error, words):
+    with pytest.raises(error) as raised:
+        call()
+    assert all(word in str(raised.value) for word in words)
