@@ -11,6 +11,15 @@ Each module holds one idea of the course, in the order the chapters meet them:
 - :mod:`pe_lib.rotation`: moving by k positions is a block rotation M_k.
 - :mod:`pe_lib.similarity`: dot products and distances depend on the offset only.
 - :mod:`pe_lib.precision`: why angles must not be formed in float32.
+- :mod:`pe_lib.layers`: the encodings as Keras layers (fixed, learned, token plus position).
+- :mod:`pe_lib.order_tasks`: a task that only a model that knows positions can solve.
+- :mod:`pe_lib.order_classifier`: a small Transformer trained on it, with and without positions.
+- :mod:`pe_lib.relative`: Shaw-style clipped relative positions.
+- :mod:`pe_lib.t5_buckets`: T5's relative-position buckets.
+- :mod:`pe_lib.alibi`: ALiBi's per-head slopes and linear biases.
+- :mod:`pe_lib.rope`: rotary position embedding, in both feature layouts.
+- :mod:`pe_lib.extrapolation`: training short and testing long, for each method.
+- :mod:`pe_lib.mistakes`: common mistakes, made executable.
 - :mod:`pe_lib.plotting`: the course's figure style.
 
 The most used functions are importable from the top level:

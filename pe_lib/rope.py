@@ -34,7 +34,7 @@ from pe_lib._checks import require_choice, require_even, require_int, require_po
 from pe_lib.frequencies import angle_rates
 from pe_lib.similarity import offset_similarity
 
-#: Which features are rotated together: ``(x_i, x_{i + d/2})`` or ``(x_{2i}, x_{2i+1})``.
+#: Which features are rotated together, ``(x_i, x_{i + d/2})`` or ``(x_{2i}, x_{2i+1})``.
 LAYOUTS = ("half-split", "interleaved")
 
 #: Why an odd depth is refused, for the error messages.

@@ -1,0 +1,112 @@
+"""T5's relative-position buckets: hand-checked values and the properties of the definition."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pe_lib.t5_buckets import bucket_matrix, bucket_starts, relative_position_bucket
+
+
+@st.composite
+def settings(draw):
+    bidirectional = draw(st.booleans())
+    num_buckets = 2 * draw(st.integers(2, 32)) if bidirectional else draw(st.integers(2, 64))
+    per_direction = num_buckets // 2 if bidirectional else num_buckets
+    max_distance = draw(st.integers(per_direction // 2 + 1, 1000))
+    return {"bidirectional": bidirectional, "num_buckets": num_buckets, "max_distance": max_distance}
+
+
+def test_hand_checked_bidirectional_defaults():
+    # 16 buckets per direction, 8 exact; 8 + floor(ln(n/8) / ln(16) * 8) beyond.
+    offsets = [0, -1, -7, -8, -11, -12, -16, -90, -91, -128, -5000, 1, 7, 12, 5000]
+    expected = [0, 1, 7, 8, 8, 9, 10, 14, 15, 15, 15, 17, 23, 25, 31]
+    assert relative_position_bucket(offsets).tolist() == expected
+
+
+def test_hand_checked_causal_defaults():
+    # 32 buckets, 16 exact; 16 + floor(ln(n/16) / ln(8) * 16) beyond; the future goes to 0.
+    offsets = [0, -1, -15, -16, -32, -99, -113, -128, 3, 500]
+    expected = [0, 1, 15, 16, 21, 30, 31, 31, 0, 0]
+    assert relative_position_bucket(offsets, bidirectional=False).tolist() == expected
+
+
+@given(settings())
+def test_monotone_in_the_distance_on_each_side(kwargs):
+    distances = np.arange(0, 2 * kwargs["max_distance"] + 2)
+    backward = relative_position_bucket(-distances, **kwargs)
+    assert np.all(np.diff(backward) >= 0)
+    if kwargs["bidirectional"]:
+        assert np.all(np.diff(relative_position_bucket(distances[1:], **kwargs)) >= 0)
+
+
+@given(settings())
+def test_small_distances_get_a_bucket_each(kwargs):
+    per_direction = kwargs["num_buckets"] // 2 if kwargs["bidirectional"] else kwargs["num_buckets"]
+    exact = np.arange(per_direction // 2)
+    assert relative_position_bucket(-exact, **kwargs).tolist() == exact.tolist()
+    if kwargs["bidirectional"]:
+        assert relative_position_bucket(exact[1:], **kwargs).tolist() == (exact[1:] + per_direction).tolist()
+
+
+@given(settings())
+def test_everything_from_max_distance_on_shares_the_last_bucket(kwargs):
+    per_direction = kwargs["num_buckets"] // 2 if kwargs["bidirectional"] else kwargs["num_buckets"]
+    far = kwargs["max_distance"] + np.array([0, 1, 7, 10**6])
+    assert set(relative_position_bucket(-far, **kwargs).tolist()) == {per_direction - 1}
+    if kwargs["bidirectional"]:
+        assert set(relative_position_bucket(far, **kwargs).tolist()) == {kwargs["num_buckets"] - 1}
+
+
+@given(settings())
+def test_sign_split_and_range(kwargs):
+    offsets = np.arange(-3 * kwargs["max_distance"], 3 * kwargs["max_distance"] + 1)
+    buckets = relative_position_bucket(offsets, **kwargs)
+    assert buckets.min() == 0 and buckets.max() == kwargs["num_buckets"] - 1
+    if kwargs["bidirectional"]:
+        half = kwargs["num_buckets"] // 2
+        assert np.all(buckets[offsets <= 0] < half) and np.all(buckets[offsets > 0] >= half)
+    else:
+        assert np.all(buckets[offsets > 0] == 0)
+
+
+def test_every_default_bucket_but_one_is_used():
+    # Offset 0 belongs to the backward half, so the forward half's distance-0
+    # bucket, number 16, is never used.
+    buckets = relative_position_bucket(np.arange(-200, 201))
+    assert sorted(set(buckets.tolist())) == [b for b in range(32) if b != 16]
+
+
+def test_log_spaced_buckets_widen():
+    widths = np.diff(bucket_starts())
+    assert widths[:8].tolist() == [1] * 8
+    assert np.all(np.diff(widths[8:]) >= 0) and widths[-1] > 20
+
+
+def test_bucket_matrix_depends_only_on_the_offset():
+    matrix = bucket_matrix(40, bidirectional=False, num_buckets=8, max_distance=20)
+    for c in range(-39, 40):
+        assert len(set(np.diagonal(matrix, offset=c).tolist())) == 1
+    assert matrix[39, 0] == 7 and matrix[0, 39] == 0
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "words"),
+    [
+        (lambda: relative_position_bucket([1], num_buckets=7), ValueError, ["num_buckets", "even", "7"]),
+        (lambda: relative_position_bucket([1], num_buckets=2), ValueError, ["num_buckets", ">= 4", "2"]),
+        (lambda: relative_position_bucket([1], bidirectional=False, num_buckets=1), ValueError,
+         ["num_buckets", "1"]),
+        (lambda: relative_position_bucket([1], num_buckets=32.0), TypeError, ["num_buckets", "32.0"]),
+        (lambda: relative_position_bucket([1], max_distance=8), ValueError, ["max_distance", "8"]),
+        (lambda: relative_position_bucket([1], max_distance=-3), ValueError, ["max_distance", "-3"]),
+        (lambda: relative_position_bucket([1], bidirectional="yes"), TypeError, ["bidirectional", "'yes'"]),
+        (lambda: relative_position_bucket([1.5, 2.0]), TypeError, ["offsets", "1.5"]),
+        (lambda: bucket_matrix(0), ValueError, ["length", "0"]),
+        (lambda: bucket_starts(num_buckets=5), ValueError, ["num_buckets", "5"]),
+    ],
+)
+def test_bad_input_names_the_argument(call, error, words):
+    with pytest.raises(error) as raised:
+        call()
+    assert all(word in str(raised.value) for word in words)
