@@ -18,7 +18,8 @@ import time
 
 import numpy as np
 
-from pe_lib import angle_rates, sinusoidal_encoding
+from pe_lib import sinusoidal_encoding
+from pe_lib.precision import column_errors
 
 TARGET_RATIO = 3.0
 TARGET_ERROR = 1e-6
@@ -32,15 +33,6 @@ def best_time(function, repeats: int) -> float:
         function()
         best = min(best, time.perf_counter() - began)
     return best
-
-
-def float64_reference(length: int, depth: int, start: int) -> np.ndarray:
-    """The table computed the direct way, every angle and value in float64."""
-    angles = np.arange(start, start + length, dtype=np.float64)[:, None] * angle_rates(depth)
-    table = np.empty((length, depth))
-    table[:, 0::2] = np.sin(angles)
-    table[:, 1::2] = np.cos(angles[:, : depth // 2])
-    return table
 
 
 def main() -> None:
@@ -58,7 +50,7 @@ def main() -> None:
     last_position = 10**6
     start = last_position - length + 1
     table = sinusoidal_encoding(length, depth, start=start)
-    error = float(np.max(np.abs(table.astype(np.float64) - float64_reference(length, depth, start))))
+    error = float(column_errors(table, start=start).max())
 
     ratio = encoding / floor
     print(f"sinusoidal_encoding({length}, {depth}), float32, best of {args.repeats}")
