@@ -103,9 +103,11 @@ def lab(*extra: str) -> None:
             "pull the latest requirements.txt and run this command again, or install it "
             f"yourself with {PYTHON} -m pip install jupyterlab."
         )
+    # Jupyter refuses to run as root unless told; containers (Binder, Docker) often are root.
+    as_root = ["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []
     # Kernels inherit the server's environment, so they run with KERNEL_ENV
     # (set by run), which is what `notebooks` and `test` use.
-    run(PYTHON, "-m", "jupyterlab", f"--ServerApp.root_dir={CHAPTERS}", *extra)
+    run(PYTHON, "-m", "jupyterlab", f"--ServerApp.root_dir={CHAPTERS}", *as_root, *extra)
 
 
 def bench(*extra: str) -> None:
