@@ -4,6 +4,8 @@
     python3 tasks.py book        build the HTML book into _build/html
     python3 tasks.py test        unit, property and doc tests, then every chapter under nbval
     python3 tasks.py notebooks   re-execute the chapters in place (after editing one)
+    python3 tasks.py lab         open JupyterLab on the chapters, in the course's environment
+                                 [extra options go to jupyter lab, e.g. --no-browser --port 8890]
     python3 tasks.py bench       print the benchmark figures (speed, accuracy, run times)
     python3 tasks.py assignments build every student notebook and autograder bundle
                                  into assignments/_build (otter assign)
@@ -93,6 +95,21 @@ def notebooks(*names: str) -> None:
     run(PYTHON, "-c", _EXECUTE_IN_PLACE, *paths)
 
 
+def lab(*extra: str) -> None:
+    """Start JupyterLab on chapters/, its kernels in the environment the chapters are tested in."""
+    if subprocess.run([str(PYTHON), "-c", "import jupyterlab"], capture_output=True).returncode != 0:
+        raise SystemExit(
+            f"JupyterLab is not installed in {VENV}. It comes with requirements.txt: "
+            "pull the latest requirements.txt and run this command again, or install it "
+            f"yourself with {PYTHON} -m pip install jupyterlab."
+        )
+    # Jupyter refuses to run as root unless told; containers (Binder, Docker) often are root.
+    as_root = ["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []
+    # Kernels inherit the server's environment, so they run with KERNEL_ENV
+    # (set by run), which is what `notebooks` and `test` use.
+    run(PYTHON, "-m", "jupyterlab", f"--ServerApp.root_dir={CHAPTERS}", *as_root, *extra)
+
+
 def bench(*extra: str) -> None:
     """Every benchmark, or one by name with its own options: ``bench timings --skip-suite``."""
     scripts = {path.stem.removeprefix("bench_"): path for path in sorted((ROOT / "benchmarks").glob("bench_*.py"))}
@@ -135,6 +152,7 @@ COMMANDS = {
     "book": book,
     "test": test,
     "notebooks": notebooks,
+    "lab": lab,
     "bench": bench,
     "assignments": assignments,
     "grade": grade,
@@ -150,6 +168,8 @@ def main(argv: list[str]) -> int:
         COMMANDS[argv[0]](*argv[1:])
     except subprocess.CalledProcessError as failure:
         return failure.returncode
+    except KeyboardInterrupt:  # Ctrl-C is how one stops `lab`
+        return 130
     return 0
 
 
