@@ -38,6 +38,8 @@ def _number(value: float) -> str:
 def missing(answer) -> str:
     """Why ``answer`` is no answer at all, or ``""``."""
     if isinstance(answer, Raised):
+        if answer.message.startswith("still ... "):
+            return "not answered"
         return f"raised {answer.kind}: {answer.message}".rstrip(": ")
     if answer is None:
         return "gave None"
