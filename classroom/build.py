@@ -135,6 +135,22 @@ def publish(built: Built, root: Path = ASSIGNMENTS) -> Path:
     return target
 
 
+def question_points(autograder: Path) -> dict[str, float]:
+    """Points of each question in otter's autograder bundle, in question order."""
+    import re
+    import zipfile
+
+    from otter.test_files import OKTestFile
+
+    points = {}
+    with zipfile.ZipFile(autograder) as bundle, tempfile.TemporaryDirectory() as scratch:
+        for name in sorted(n for n in bundle.namelist() if n.startswith("tests/") and n.endswith(".py")):
+            test = OKTestFile.from_file(bundle.extract(name, scratch))
+            points[test.name] = float(test.possible)
+    key = lambda item: [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", item[0])]
+    return dict(sorted(points.items(), key=key))
+
+
 def build_all(build: Path = BUILD, *, run_tests: bool = True, root: Path = ASSIGNMENTS,
               publish_students: bool = True, log=print) -> list[Built]:
     """Build every master under ``root`` and (by default) publish the student notebooks."""

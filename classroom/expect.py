@@ -63,7 +63,8 @@ def difference(answer, expected, *, rtol: float = 1e-7, atol: float = 1e-9) -> s
             return f"has shape {got.shape}, expected {want.shape}"
         if not np.all(np.isfinite(got) == np.isfinite(want)):
             return "has NaN or infinite values where none are expected"
-        error = np.where(np.isfinite(want), np.abs(got - want), 0.0)
+        with np.errstate(invalid="ignore", over="ignore"):
+            error = np.where(np.isfinite(want), np.abs(got - want), 0.0)
         bad = error > atol + rtol * np.abs(np.where(np.isfinite(want), want, 0.0))
         if not bad.any():
             return ""
