@@ -82,10 +82,11 @@ def read(path: Path) -> dict:
         descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
     except OSError as error:
         raise Malformed("no answers were written") from error
+    info = os.fstat(descriptor)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(descriptor)
+        raise Malformed("the answers file is not a plain file")
     with os.fdopen(descriptor, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise Malformed("the answers file is not a plain file")
         if info.st_size > FILE_LIMIT:
             raise Malformed(f"the answers file is larger than {FILE_LIMIT >> 20} MiB")
         raw = handle.read(FILE_LIMIT + 1)
