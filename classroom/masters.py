@@ -7,7 +7,7 @@ code (``PROBES``), how to judge the answers (``QUESTIONS``), whether the
 sandbox may see the library (``LIBRARY``) and which of its modules the
 student must not use (``FORBIDDEN``). The spec is read by the grader only.
 
->>> [path.name for path in master_paths()][:1]
+>>> sorted(path.stem for path in master_paths())[:2]
 ['encoding_matrix.ipynb']
 """
 
