@@ -11,7 +11,7 @@ from classroom.expect import close, difference, rule, shape
 
 LIBRARY = True
 #: The references of the hidden checks: students may not call them.
-FORBIDDEN = ("pe_lib.rotation", "pe_lib.similarity")
+FORBIDDEN = ("pe_lib.course.rotation", "pe_lib.course.similarity")
 SECONDS = 20.0
 
 ANGLES = [0.3, -2.0, 2.5, 1.0]
