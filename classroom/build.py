@@ -61,7 +61,8 @@ def compute_references(name: str, solutions: Path, *, confined: bool | None = No
         confined = not sandbox.check()
     notebook = nbformat.read(Path(solutions), as_version=4)
     outcome = execute.run(code_cells(notebook), spec.probes, library=spec.library,
-                          timeout=10 * spec.seconds, cell_seconds=spec.seconds, confined=confined)
+                          timeout=10 * spec.seconds, cell_seconds=spec.seconds, confined=confined,
+                          memory_bytes=int(spec.memory_gib * (1 << 30)))
     if outcome.problem or outcome.cell_errors:
         raise ClassroomError(f"the solutions of {name} do not run: {outcome.problem or outcome.cell_errors}")
     failed = {key: value for key, value in outcome.answers.items() if isinstance(value, Raised)}

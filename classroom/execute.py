@@ -24,8 +24,8 @@ from classroom import answers as answers_file
 from classroom import sandbox
 
 RUNNER = Path(__file__).with_name("runner.py")
-#: Address-space cap of one sandbox: TensorFlow maps far more than it uses.
-MEMORY_BYTES = 12 << 30
+#: Address-space cap of one sandbox, unless the spec sets its own (MEMORY_GIB).
+MEMORY_BYTES = 4 << 30
 
 
 @dataclasses.dataclass(frozen=True)

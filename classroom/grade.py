@@ -100,7 +100,8 @@ def grade_folder(folder: Path, *, out: Path | None = Path("scores.csv"), assignm
                 reasons.append("the notebook has no code cells")
             try:
                 outcome = execute.run(cells, spec.probes, library=spec.library, timeout=timeout,
-                                      cell_seconds=cell_seconds, confined=confined)
+                                      cell_seconds=cell_seconds, confined=confined,
+                                      memory_bytes=int(spec.memory_gib * (1 << 30)))
             except Exception as error:  # one student's failure never stops the others
                 outcome = execute.Outcome({}, [], f"the grader failed: {type(error).__name__}")
             if outcome.problem:
@@ -119,7 +120,7 @@ def grade_folder(folder: Path, *, out: Path | None = Path("scores.csv"), assignm
                "flags": "; ".join(flags), "reason": " | ".join(reasons + lost)}
         if feedback is not None:
             report.write_feedback(feedback, submission.student,
-                                  report.feedback_text(submission.student, info.title, details, row))
+                                  report.feedback_text(submission.student, info.title, details, row, reasons))
         return row
 
     rows = []

@@ -5,7 +5,8 @@ An assignment is a folder ``assignments/<name>/`` with the master notebook
 metadata) and ``checks.py``, the grading spec: what to ask the student's
 code (``PROBES``), how to judge the answers (``QUESTIONS``), whether the
 sandbox may see the library (``LIBRARY``) and which of its modules the
-student must not use (``FORBIDDEN``). The spec is read by the grader only.
+student must not use (``FORBIDDEN``), and the limits of one cell (``SECONDS``)
+and of the sandbox's memory (``MEMORY_GIB``). The spec is read by the grader only.
 
 >>> sorted(path.stem for path in master_paths())[:2]
 ['attention_biases', 'encoding_matrix']
@@ -104,6 +105,7 @@ class Spec:
     library: bool
     forbidden: tuple[str, ...]
     seconds: float
+    memory_gib: float
 
 
 def load_spec(name: str, root: Path = ASSIGNMENTS) -> Spec:
@@ -123,4 +125,5 @@ def load_spec(name: str, root: Path = ASSIGNMENTS) -> Spec:
     return Spec(name=name, probes=dict(module.PROBES), questions=dict(module.QUESTIONS),
                 library=bool(getattr(module, "LIBRARY", True)),
                 forbidden=tuple(getattr(module, "FORBIDDEN", ())),
-                seconds=float(getattr(module, "SECONDS", 60.0)))
+                seconds=float(getattr(module, "SECONDS", 60.0)),
+                memory_gib=float(getattr(module, "MEMORY_GIB", 4.0)))

@@ -37,7 +37,7 @@ def write_csv(path: Path, rows: list[dict], questions: list[str]) -> None:
     partial.replace(path)
 
 
-def feedback_text(student: str, title: str, details: dict, row: dict) -> str:
+def feedback_text(student: str, title: str, details: dict, row: dict, notes: list[str]) -> str:
     """A plain-text note for one student: the score of each question and why points were lost."""
     lines = [f"{title}: feedback for {student}", "",
              f"Total: {row['total']} of {row['possible']}", ""]
@@ -46,8 +46,8 @@ def feedback_text(student: str, title: str, details: dict, row: dict) -> str:
         lines += [f"  - {failure}" for failure in failures]
     if row.get("flags"):
         lines += ["", f"Flagged: {row['flags']}"]
-    if row.get("reason"):
-        lines += ["", f"Notes: {row['reason']}"]
+    if notes:
+        lines += ["", "Notes:"] + [f"  - {note}" for note in notes]
     return "\n".join(lines) + "\n"
 
 

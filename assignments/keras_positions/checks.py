@@ -10,6 +10,8 @@ LIBRARY = True
 #: The reference of the hidden checks: students may not use it.
 FORBIDDEN = ("pe_lib.layers",)
 SECONDS = 60.0
+#: Address space of the sandbox: TensorFlow maps far more than it uses.
+MEMORY_GIB = 12.0
 
 _LAYER = """import numpy, keras
 inputs = numpy.random.default_rng(3).normal(size=(3, 7, 8)).astype("float32")
