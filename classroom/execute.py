@@ -43,7 +43,7 @@ def run(cells: list, probes: dict, *, library: bool, timeout: float, cell_second
     """Execute ``cells`` then ``probes`` in a fresh scratch folder and read the answers."""
     scratch = Path(tempfile.mkdtemp(prefix="sandbox-"))
     try:
-        os.chmod(scratch, 0o777)
+        os.chmod(scratch, 0o700)  # inside, the sandbox user maps to the grader
         (scratch / "runner.py").write_bytes(RUNNER.read_bytes())
         job = {"cells": cells, "probes": list(probes.items()), "cell_seconds": cell_seconds}
         (scratch / "job.json").write_text(json.dumps(job))
