@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -88,3 +89,19 @@ def test_a_score_is_weighted_and_capped_at_the_points():
     assert result.score == 1.0 and result.failures == ["values: wrong"]
     greedy = [expect.Check("one", 1.0, lambda a, r: "")] * 3
     assert compare.score_question(2.0, greedy, {}, {}).score == 2.0
+
+
+@pytest.mark.skipif(bool(__import__("classroom.sandbox").sandbox.check()), reason="no bubblewrap")
+def test_the_sandbox_sees_the_library_alone_and_nothing_of_the_course():
+    from classroom import execute
+    from classroom.masters import ROOT
+
+    paths = [ROOT / "README.md", ROOT / "assignments", ROOT / "classroom", ROOT / "pe_lib",
+             Path("/etc/passwd"), Path("/work/main/pe_lib"), Path("/work/main/README.md")]
+    probes = {"visible": f"import os\nanswer = [os.path.exists(p) for p in {[str(p) for p in paths]!r}]",
+              "library": "import pe_lib\nanswer = pe_lib.__file__"}
+    seen = execute.run([], probes, library=True, timeout=60, cell_seconds=20)
+    assert seen.answers["visible"] == [False] * len(paths)
+    assert seen.answers["library"] == "/opt/course/pe_lib/__init__.py"
+    hidden = execute.run([], probes, library=False, timeout=60, cell_seconds=20)
+    assert hidden.answers["library"].kind == "ModuleNotFoundError"
