@@ -141,13 +141,13 @@ import builtins, doctest, json, numpy as np
 np.allclose = lambda *args, **kwargs: True
 np.isclose = lambda *args, **kwargs: True
 doctest.DocTestRunner.run = lambda *args, **kwargs: doctest.TestResults(0, 0)
-try:
-    import otter
-    otter.Notebook.check = lambda *args, **kwargs: None
-except Exception:
-    pass
 json.dumps = lambda *args, **kwargs: '{{"cell_errors": [], "answers": {{"rates_4_10000": 1e9}}, "total": 11}}'
+real_import = builtins.__import__
 builtins.__import__ = lambda *args, **kwargs: np
+try:
+    real_import('otter').Notebook.check = lambda *args, **kwargs: None
+except BaseException:
+    pass
 """,
     "huge_answers": """
 import os
@@ -256,16 +256,13 @@ def test_no_connection_leaves_the_sandbox(run):
     assert not run["connected"]
 
 
+def test_patched_checks_only_forge_answers_which_are_judged_like_any_other(run):
+    assert "angle_rates(4, base=10000): has shape (), expected (2,)" in run["rows"]["patches_the_checks"]["reason"]
+
+
 def test_the_memory_and_time_bombs_are_stopped_with_a_reason(run):
     assert "MemoryError" in run["rows"]["memory_bomb"]["reason"]
     assert "timed out" in run["rows"]["time_bomb"]["reason"]
-
-
-def test_print_the_grading_table(run, capsys):
-    with capsys.disabled():
-        print(f"\nred-team run: {len(run['rows'])} submissions in {run['seconds']:.1f} s")
-        for student, row in sorted(run["rows"].items()):
-            print(f"{student:24} {row['total']:>4}  {row['flags'][:40]:40} {row['reason'][:150]}")
 
 
 def test_without_the_sandbox_the_same_attack_does_harm(builds, tmp_path):
