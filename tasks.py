@@ -7,10 +7,12 @@
     python3 tasks.py lab         open JupyterLab on the chapters, in the course's environment
                                  [extra options go to jupyter lab, e.g. --no-browser --port 8890]
     python3 tasks.py bench       print the benchmark figures (speed, accuracy, run times)
-    python3 tasks.py assignments build every student notebook and autograder bundle
-                                 into assignments/_build (otter assign)
-    python3 tasks.py grade DIR   grade a folder of submitted notebooks into scores.csv
-                                 [--out FILE.csv] [--timeout SECONDS] [--jobs N]
+    python3 tasks.py assignments build every student notebook, autograder bundle and
+                                 reference answer into assignments/_build
+    python3 tasks.py grade DIR   grade a folder of submitted notebooks, each in a
+                                 bubblewrap sandbox, into scores.csv
+                                 [--out FILE.csv] [--feedback DIR] [--timeout SECONDS]
+                                 [--jobs N] [--assignment NAME]
 
 Each command creates the virtual environment ``.venv`` on first use and
 (re)installs ``requirements.txt`` whenever it or ``pyproject.toml`` changes.
@@ -73,6 +75,7 @@ def book(*extra: str) -> None:
 
 def test(*extra: str) -> None:
     ensure_browser()
+    ensure_bubblewrap()
     run(PYTHON, "-m", "pytest", "-v", *extra)
 
 
@@ -87,6 +90,19 @@ def ensure_browser() -> None:
     else:
         print("No Chromium found and it cannot be installed here: the browser tests will fail. "
               "Install chromium, or set PE_COURSE_SKIP_BROWSER=1 to skip them on purpose.", flush=True)
+
+
+def ensure_bubblewrap() -> None:
+    """Grading runs each submission in bubblewrap: install Debian's if it is missing."""
+    if shutil.which("bwrap"):
+        return
+    if shutil.which("apt-get") and hasattr(os, "geteuid") and os.geteuid() == 0:
+        os.environ["DEBIAN_FRONTEND"] = "noninteractive"
+        run("apt-get", "update", "-qq")
+        run("apt-get", "install", "-y", "-qq", "--no-install-recommends", "bubblewrap")
+    else:
+        print("No bubblewrap (bwrap) found and it cannot be installed here: grading will refuse "
+              "to run. Install it (Debian/Ubuntu: sudo apt-get install bubblewrap).", flush=True)
 
 
 def notebooks(*names: str) -> None:
@@ -122,12 +138,14 @@ def bench(*extra: str) -> None:
 
 def assignments(*extra: str) -> None:
     """Build the assignments from their masters; ``--no-run-tests`` skips checking the solutions."""
-    run(PYTHON, "-m", "classroom.grading", "build", *extra)
+    ensure_bubblewrap()
+    run(PYTHON, "-m", "classroom", "build", *extra)
 
 
 def grade(*extra: str) -> None:
     """Grade a folder of submissions; relative paths are taken from the current folder."""
-    run(PYTHON, "-m", "classroom.grading", "grade", *extra, cwd=Path.cwd())
+    ensure_bubblewrap()
+    run(PYTHON, "-m", "classroom", "grade", *extra, cwd=Path.cwd())
 
 
 # Run inside the virtual environment, where nbclient is installed.
