@@ -13,8 +13,8 @@ from pe_lib.course.context_extension import (
     yarn_attention_factor,
     yarn_ramp,
 )
-from pe_lib.extrapolation import extrapolation_model
-from pe_lib.order_classifier import order_accuracy
+from pe_lib.course.extrapolation import extrapolation_model
+from pe_lib.course.order_classifier import order_accuracy
 
 
 def plain_rates(depth, base=10000.0):

@@ -128,14 +128,14 @@ def attention_factor(scaling: str, factor: float) -> float:
 def scaled_rope(model, scaling: str, factor: float, *, original_length: int):
     """Run a trained RoPE extrapolation model with stretched rates, inside a ``with`` block.
 
-    The model comes from :func:`pe_lib.extrapolation.extrapolation_model`
+    The model comes from :func:`pe_lib.course.extrapolation.extrapolation_model`
     with ``method="rope"``; its weights are not changed. Call it eagerly
-    (``model(tokens)``, as :func:`pe_lib.order_classifier.order_accuracy`
+    (``model(tokens)``, as :func:`pe_lib.course.order_classifier.order_accuracy`
     does) inside the block; the original rates come back on leaving it.
 
     Example:
         >>> import keras
-        >>> from pe_lib.extrapolation import extrapolation_model
+        >>> from pe_lib.course.extrapolation import extrapolation_model
         >>> model = extrapolation_model("rope", train_length=8, depth=8, heads=2)
         >>> tokens = np.ones((1, 8), dtype="int32")
         >>> with scaled_rope(model, "none", 2.0, original_length=8):
