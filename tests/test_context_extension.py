@@ -27,7 +27,7 @@ def plain_rates(depth, base=10000.0):
 def test_interpolation_maps_the_new_length_into_the_trained_range(factor):
     trained, depth = 16, 8
     new_length = int(factor * trained)
-    rates = scaled_angle_rates(depth, "pi", factor)
+    rates = scaled_angle_rates("rope_pi", depth, scale=factor)
     reference = plain_rates(depth)
     # Every position below the new length turns each pair no further than
     # some real position below the trained length would.
@@ -41,7 +41,7 @@ def test_interpolation_maps_the_new_length_into_the_trained_range(factor):
 
 def test_ntk_keeps_the_fastest_pair_and_divides_the_slowest_by_the_factor():
     depth, factor = 16, 4.0
-    rates = scaled_angle_rates(depth, "ntk", factor)
+    rates = scaled_angle_rates("rope_ntk", depth, scale=factor)
     new_base = mpmath.mpf(10000) * mpmath.power(factor, mpmath.mpf(depth) / (depth - 2))
     expected = [float(mpmath.power(new_base, -mpmath.mpf(2 * i) / depth)) for i in range(depth // 2)]
     assert np.allclose(rates, expected, rtol=1e-13)
@@ -55,7 +55,7 @@ def test_ntk_keeps_the_fastest_pair_and_divides_the_slowest_by_the_factor():
 def test_yarn_keeps_fast_pairs_interpolates_slow_ones_and_ramps_between():
     depth, factor, trained = 128, 4.0, 4096
     plain = np.array([float(r) for r in plain_rates(depth)])
-    rates = scaled_angle_rates(depth, "yarn", factor, original_length=trained)
+    rates = scaled_angle_rates("rope_yarn", depth, scale=factor, original_length=trained)
     rotations = trained * plain / (2 * math.pi)
     fast, slow = rotations > 32, rotations < 1
     assert fast.any() and slow.any()
@@ -73,31 +73,31 @@ def test_yarn_ramp_by_hand():
 def test_yarn_attention_factor():
     assert yarn_attention_factor(1.0) == 1.0
     assert yarn_attention_factor(math.e**10) == pytest.approx(2.0, rel=1e-15)
-    assert attention_factor("ntk", 8.0) == 1.0
-    assert attention_factor("yarn", 16.0) == pytest.approx(1 + 0.4 * math.log(2))
+    assert attention_factor("rope_ntk", 8.0) == 1.0
+    assert attention_factor("rope_yarn", 16.0) == pytest.approx(1 + 0.4 * math.log(2))
 
 
 def test_no_scaling_and_factor_one_change_nothing():
     plain = np.array([float(r) for r in plain_rates(8)])
-    assert np.allclose(scaled_angle_rates(8, "none", 4.0), plain, rtol=1e-15)
-    for scaling in ("pi", "ntk", "yarn"):
-        assert np.allclose(scaled_angle_rates(8, scaling, 1.0, original_length=16), plain, rtol=1e-13)
+    assert np.allclose(scaled_angle_rates("rope", 8, scale=4.0), plain, rtol=1e-15)
+    for method in ("rope_pi", "rope_ntk", "rope_yarn"):
+        assert np.allclose(scaled_angle_rates(method, 8, scale=1.0, original_length=16), plain, rtol=1e-13)
 
 
 @pytest.mark.parametrize(
-    "arguments, message",
+    "method, depth, scale, message",
     [
-        ((7, "pi", 2.0), "depth"),
-        ((8, "linear", 2.0), "scaling"),
-        ((8, "pi", 0.5), "factor"),
-        ((8, "pi", -2.0), "factor"),
-        ((8, "yarn", 2.0), "original_length"),
-        ((2, "ntk", 2.0), "depth"),
+        ("rope_pi", 7, 2.0, "depth"),
+        ("linear", 8, 2.0, "method"),
+        ("rope_pi", 8, 0.5, "scale"),
+        ("rope_pi", 8, -2.0, "scale"),
+        ("rope_yarn", 8, 2.0, "original_length"),
+        ("rope_ntk", 2, 2.0, "depth"),
     ],
 )
-def test_bad_input_names_the_argument(arguments, message):
+def test_bad_input_names_the_argument(method, depth, scale, message):
     with pytest.raises(ValueError, match=message):
-        scaled_angle_rates(*arguments)
+        scaled_angle_rates(method, depth, scale=scale)
 
 
 def test_yarn_ramp_refuses_reversed_ends():
@@ -112,7 +112,7 @@ def test_scaled_rope_changes_the_scores_as_the_rates_say_and_restores_them():
     before = np.asarray(attention.scores(inputs))
     # Interpolation by 2 is plain RoPE at positions 0, 0.5, ..., 5.5: the rates
     # halved. Head 1's scores, recomputed by hand, say so.
-    with scaled_rope(model, "pi", 2.0, original_length=8):
+    with scaled_rope(model, "rope_pi", 2.0, original_length=8):
         stretched = np.asarray(attention.scores(inputs))
     after = np.asarray(attention.scores(inputs))
     assert np.array_equal(before, after)
@@ -135,17 +135,17 @@ def test_scaled_rope_with_yarn_scales_the_scores_and_refuses_other_models():
     model = extrapolation_model("rope", train_length=8, depth=8, heads=2, seed=3)
     attention = model.get_layer("attention")
     inputs = np.random.default_rng(1).normal(size=(1, 3, 8)).astype("float32")
-    with scaled_rope(model, "pi", 4.0, original_length=8):
+    with scaled_rope(model, "rope_pi", 4.0, original_length=8):
         pi = np.asarray(attention.scores(inputs))
     # Each head has two pairs; within 8 steps they turn 1.27 and 0.013 times, so YaRN
     # interpolates the slow pair fully, barely keeps the fast one, and scales the scores.
-    with scaled_rope(model, "yarn", 4.0, original_length=8):
+    with scaled_rope(model, "rope_yarn", 4.0, original_length=8):
         yarn = np.asarray(attention.scores(inputs))
     assert not np.allclose(pi, yarn)
     at_zero = (yarn[..., 0, 0], pi[..., 0, 0])  # position 0: no rotation, only the factor
     assert np.allclose(at_zero[0], at_zero[1] * (0.1 * math.log(4) + 1) ** 2, rtol=1e-5)
     with pytest.raises(ValueError, match="RoPE"):
-        with scaled_rope(extrapolation_model("alibi", train_length=8, depth=8, heads=2), "pi", 2.0,
+        with scaled_rope(extrapolation_model("alibi", train_length=8, depth=8, heads=2), "rope_pi", 2.0,
                          original_length=8):
             pass
     tokens = np.ones((4, 8), dtype="int32")
