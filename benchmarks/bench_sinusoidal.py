@@ -19,7 +19,7 @@ import time
 import numpy as np
 
 from pe_lib import sinusoidal_encoding
-from pe_lib.precision import column_errors
+from pe_lib.course.precision import column_errors
 
 TARGET_RATIO = 3.0
 TARGET_ERROR = 1e-6

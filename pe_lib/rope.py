@@ -32,7 +32,7 @@ import numpy as np
 
 from pe_lib._checks import require_choice, require_even, require_int, require_positive_float
 from pe_lib.frequencies import angle_rates
-from pe_lib.similarity import offset_similarity
+from pe_lib.course.similarity import offset_similarity
 
 #: Which features are rotated together, ``(x_i, x_{i + d/2})`` or ``(x_{2i}, x_{2i+1})``.
 LAYOUTS = ("half-split", "interleaved")
@@ -157,7 +157,7 @@ def offset_score(offsets, depth: int, *, base: float = 10000.0) -> np.ndarray:
     all-ones vector, for example), :math:`(R_m q) \cdot (R_{m+k} q) / \lVert q \rVert^2
     = \frac{2}{d} \sum_i \cos k\theta_i`: 1 at :math:`k = 0`, and smaller as the
     pairs drift out of phase. It is the dot product of two sinusoidal
-    encodings :math:`k` apart, :func:`pe_lib.similarity.offset_similarity`,
+    encodings :math:`k` apart, :func:`pe_lib.course.similarity.offset_similarity`,
     divided by :math:`d/2`.
 
     Args:

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from pe_lib.alibi import alibi_bias
-from pe_lib.extrapolation import (
+from pe_lib.course.extrapolation import (
     METHODS,
     PositionalSelfAttention,
     answer_scores,
@@ -14,7 +14,7 @@ from pe_lib.extrapolation import (
     run_extrapolation,
     with_query_token,
 )
-from pe_lib.order_classifier import order_accuracy
+from pe_lib.course.order_classifier import order_accuracy
 from pe_lib.rope import apply_rope
 
 SMALL = {"depth": 8, "heads": 2}

@@ -3,14 +3,14 @@
 import numpy as np
 import pytest
 
-from pe_lib.order_classifier import (
+from pe_lib.course.order_classifier import (
     POSITIONS,
     order_accuracy,
     order_classifier,
     run_order_experiment,
     run_order_experiments,
 )
-from pe_lib.order_tasks import marker_order_task
+from pe_lib.course.order_tasks import marker_order_task
 
 # depth 32, 2 heads of 16, feed-forward 64, vocabulary 16, one block:
 # embedding 16*32; query, key, value 3*(32*32 + 32); output 32*32 + 32;

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pe_lib.relative import clipped_offsets, relative_indices, relative_scores, relative_vectors
+from pe_lib.shaw import clipped_offsets, relative_indices, relative_scores, relative_vectors
 
 lengths = st.integers(min_value=1, max_value=40)
 distances = st.integers(min_value=1, max_value=12)

@@ -1,6 +1,6 @@
 """The course's figure style: colour-blind-safe colours and quiet axes.
 
->>> from pe_lib.plotting import course_style
+>>> from pe_lib.course.plotting import course_style
 >>> with course_style():
 ...     pass
 """

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pe_lib.t5_buckets import bucket_matrix, bucket_starts, relative_position_bucket
+from pe_lib.t5 import bucket_matrix, bucket_starts, relative_position_bucket
 
 
 @st.composite
