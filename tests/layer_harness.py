@@ -30,6 +30,7 @@ import json
 import subprocess
 import sys
 import textwrap
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -144,15 +145,18 @@ def check_mask(layer_class, example: LayerExample) -> None:
     inputs = example.make_inputs(np.random.default_rng(4))
     padded = np.concatenate([inputs, np.zeros_like(inputs[:, :2])], axis=1)
     symbolic_in = keras.Input(shape=(None, *inputs.shape[2:]), dtype=str(inputs.dtype))
-    if example.mask == "passes":
-        assert layer.supports_masking
-        x = layer(keras.layers.Masking(mask_value=0.0)(symbolic_in))
-    elif example.mask == "makes":
-        x = layer(symbolic_in)
-        assert to_numpy(layer.compute_mask(padded)).tolist() == (padded != 0).tolist()
-    else:
-        raise ValueError(f"mask must be 'passes', 'makes' or None, got {example.mask!r}")
-    model = keras.Model(symbolic_in, keras.layers.GlobalAveragePooling1D()(x))
+    with warnings.catch_warnings():
+        # Keras warns, and the test fails, if a layer drops a mask it was given.
+        warnings.simplefilter("error")
+        if example.mask == "passes":
+            assert layer.supports_masking
+            x = layer(keras.layers.Masking(mask_value=0.0)(symbolic_in))
+        elif example.mask == "makes":
+            x = layer(symbolic_in)
+            assert to_numpy(layer.compute_mask(padded)).tolist() == (padded != 0).tolist()
+        else:
+            raise ValueError(f"mask must be 'passes', 'makes' or None, got {example.mask!r}")
+        model = keras.Model(symbolic_in, keras.layers.GlobalAveragePooling1D()(x))
     # The average ignores the padded steps only if the mask reaches the pooling layer.
     np.testing.assert_allclose(
         model.predict(padded, verbose=0), model.predict(inputs, verbose=0), rtol=1e-5, atol=1e-6
