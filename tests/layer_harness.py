@@ -31,7 +31,7 @@ import subprocess
 import sys
 import textwrap
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -61,7 +61,6 @@ class LayerExample:
     mask: str | None = None
     bad_shape: tuple = ()
     float16_tolerance: float = 2e-2
-    extra: dict = field(default_factory=dict)
 
 
 def to_numpy(value) -> np.ndarray:
