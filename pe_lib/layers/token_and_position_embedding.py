@@ -44,12 +44,13 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
 
     Example:
 
+    >>> import keras
     >>> import numpy as np
     >>> from pe_lib.layers import TokenAndPositionEmbedding
     >>> embed = TokenAndPositionEmbedding(10000, 500, 512, mask_zero=True)
     >>> tokens = np.array([[5, 17, 2, 0, 0]])
     >>> outputs = embed(tokens)
-    >>> tuple(outputs.shape), embed.compute_mask(tokens).numpy().tolist()
+    >>> tuple(outputs.shape), keras.ops.convert_to_numpy(embed.compute_mask(tokens)).tolist()
     ((1, 5, 512), [[True, True, True, False, False]])
     """
 
