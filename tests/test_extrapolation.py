@@ -115,7 +115,7 @@ def test_same_seed_same_weights():
 
 
 def test_layer_config_round_trip():
-    layer = PositionalSelfAttention(heads=2, key_dim=4, positions="rope", base=500.0, name="a")
+    layer = PositionalSelfAttention(heads=2, key_dim=4, method="rope", base=500.0, name="a")
     clone = PositionalSelfAttention.from_config(layer.get_config())
     assert (clone.heads, clone.key_dim, clone.positions, clone.base) == (2, 4, "rope", 500.0)
 
@@ -144,7 +144,7 @@ def test_a_short_alibi_run_learns_and_is_repeatable():
     [
         (lambda: PositionalSelfAttention(2, 4, positions="t5"), ValueError, ["positions", "'t5'"]),
         (lambda: PositionalSelfAttention(0, 4), ValueError, ["heads", "0"]),
-        (lambda: PositionalSelfAttention(2, 3, positions="rope"), ValueError, ["key_dim", "even", "3"]),
+        (lambda: PositionalSelfAttention(2, 3, method="rope"), ValueError, ["key_dim", "even", "3"]),
         (lambda: PositionalSelfAttention(2, 4)(np.zeros((2, 8), "float32")), ValueError, ["shape", "(2, 8)"]),
         (lambda: extrapolation_model("relative", train_length=8), ValueError, ["method", "'relative'"]),
         (lambda: extrapolation_model("rope", train_length=8, depth=10, heads=4), ValueError,

@@ -127,7 +127,7 @@ def test_seed_front_end_shares_one_token_table():
     assert tuple(encoder_in.shape) == tuple(decoder_in.shape) == (None, None, 512)
     assert model.count_params() == 10000 * 512
     assert len(model.weights) == 1
-    learned = TokenAndPositionEmbedding(10000, 500, 512, position="learned")
+    learned = TokenAndPositionEmbedding(10000, 500, 512, method="learned")
     learned(encoder_inputs)
     assert learned.count_params() == 10000 * 512 + 500 * 512
 
@@ -179,10 +179,10 @@ def test_token_and_position_adds_the_table_to_the_token_vectors():
 
 def make_layers():
     return [
-        PositionalEncoding(40, base=500.0, layout="concatenated", name="fixed"),
+        PositionalEncoding(40, base=500.0, layout="half-split", name="fixed"),
         LearnedPositionEmbedding(40, initializer="he_normal", name="learned"),
         TokenAndPositionEmbedding(
-            30, 40, 6, position="learned", mask_zero=True, scale_embeddings=True, base=123.0, name="tokens"
+            30, 40, 6, method="learned", mask_zero=True, scale_embeddings=True, base=123.0, name="tokens"
         ),
     ]
 
@@ -241,7 +241,7 @@ def test_compiled_fit_step_trains_the_learned_table_only():
     keras.utils.set_random_seed(0)
     tokens = keras.Input(shape=(None,), dtype="int32")
     fixed = TokenAndPositionEmbedding(12, 8, 4, name="fixed")
-    learned = TokenAndPositionEmbedding(12, 8, 4, position="learned", name="learned")
+    learned = TokenAndPositionEmbedding(12, 8, 4, method="learned", name="learned")
     x = keras.layers.Concatenate()([fixed(tokens), learned(tokens)])
     outputs = keras.layers.Dense(1)(keras.layers.GlobalAveragePooling1D()(x))
     model = keras.Model(tokens, outputs)
@@ -258,7 +258,7 @@ def test_compiled_fit_step_trains_the_learned_table_only():
 def test_rows_no_sequence_reaches_are_not_trained():
     keras.utils.set_random_seed(1)
     tokens = keras.Input(shape=(None,), dtype="int32")
-    embed = TokenAndPositionEmbedding(12, 10, 4, position="learned")
+    embed = TokenAndPositionEmbedding(12, 10, 4, method="learned")
     model = keras.Model(tokens, keras.layers.Dense(1)(keras.layers.GlobalAveragePooling1D()(embed(tokens))))
     model.compile(optimizer="adam", loss="mse")
     before = numpy(embed.position_embedding.table)
@@ -291,7 +291,7 @@ def test_position_2049_is_not_rounded_to_2048_under_mixed_precision(policy, name
 @pytest.mark.parametrize("name", ["mixed_float16", "mixed_bfloat16"])
 def test_learned_table_is_kept_in_float32_under_mixed_precision(policy, name):
     policy(name)
-    embed = TokenAndPositionEmbedding(10, 8, 4, position="learned")
+    embed = TokenAndPositionEmbedding(10, 8, 4, method="learned")
     outputs = embed(np.ones((2, 3), "int32"))
     assert keras.backend.standardize_dtype(outputs.dtype) == embed.compute_dtype != "float32"
     assert keras.backend.standardize_dtype(embed.position_embedding.table.dtype) == "float32"

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pe_lib import interleaved_to_concatenated, sine_and_cosine_counts, sinusoidal_encoding
+from pe_lib import interleaved_to_half_split, sine_and_cosine_counts, sinusoidal_encoding
 
 lengths = st.integers(min_value=1, max_value=40)
 depths = st.integers(min_value=1, max_value=48)
@@ -106,7 +106,7 @@ def test_zero_length_gives_an_empty_table():
 
 
 def test_concatenated_layout_puts_sines_first():
-    table = sinusoidal_encoding(3, 6, layout="concatenated")
+    table = sinusoidal_encoding(3, 6, layout="half-split")
     rates = 10000.0 ** (-np.arange(3) * 2 / 6)
     angles = np.arange(3)[:, None] * rates
     np.testing.assert_allclose(table, np.hstack([np.sin(angles), np.cos(angles)]), atol=1e-7)
@@ -127,8 +127,8 @@ def test_squared_norm_is_half_the_depth(length, depth, start):
 @given(lengths, depths, starts)
 def test_layouts_are_a_column_permutation_of_each_other(length, depth, start):
     interleaved = sinusoidal_encoding(length, depth, start=start)
-    concatenated = sinusoidal_encoding(length, depth, start=start, layout="concatenated")
-    np.testing.assert_array_equal(interleaved[:, interleaved_to_concatenated(depth)], concatenated)
+    concatenated = sinusoidal_encoding(length, depth, start=start, layout="half-split")
+    np.testing.assert_array_equal(interleaved[:, interleaved_to_half_split(depth)], concatenated)
 
 
 @given(lengths, depths, st.integers(min_value=0, max_value=5000), st.integers(min_value=0, max_value=300))
