@@ -143,3 +143,13 @@ def test_start_shifts_the_rows(length, depth, start, shift):
 def test_first_column_pair_ignores_the_base(depth, base):
     table = sinusoidal_encoding(4, depth, base=base)
     np.testing.assert_allclose(table[:, 0], np.sin(np.arange(4.0)), atol=1e-7)
+
+
+@pytest.mark.parametrize("start", [2**24 + 1, 2**24 + 3, 3 * 2**30 + 7])
+def test_rows_above_two_to_the_24_are_not_collapsed(start):
+    # In float32, 2**24 + 1 rounds to 2**24: a table whose positions are held in
+    # float32 would repeat rows here. Each row must match its own 40-digit reference.
+    table = sinusoidal_encoding(3, 8, start=start)
+    reference = np.array([reference_row(start + row, 8) for row in range(3)])
+    assert_correctly_rounded(table, reference, start + 2)
+    assert not np.array_equal(table[0], table[1])

@@ -83,6 +83,8 @@ class RotaryEmbedding(keras.layers.Layer):
         )
         self.sequence_axis = require_int("sequence_axis", sequence_axis)
         self.feature_axis = require_int("feature_axis", feature_axis)
+        # Keep the caller's dtype: float16 queries come back float16, whatever the policy.
+        self._convert_input_args = False
         self.depth = None
         self.rates = None
         self._tables = None
@@ -127,6 +129,7 @@ class RotaryEmbedding(keras.layers.Layer):
         return cos, sin
 
     def call(self, inputs, start_index=0, positions=None):
+        inputs = ops.convert_to_tensor(inputs)
         rank = len(inputs.shape)
         sequence, feature = self._axes(rank)
         x = ops.moveaxis(inputs, (sequence, feature), (rank - 2, rank - 1))
@@ -134,7 +137,8 @@ class RotaryEmbedding(keras.layers.Layer):
         if positions is None:
             positions = ops.arange(steps, dtype="int32") + ops.cast(start_index, "int32")
         positions = ops.cast(positions, "int32")
-        compute = "float32" if inputs.dtype in ("float16", "bfloat16") else inputs.dtype
+        dtype = keras.backend.standardize_dtype(inputs.dtype)
+        compute = "float64" if dtype == "float64" else "float32"
         cos, sin = self._cos_sin(positions, compute)
         if len(positions.shape) == 2:  # (batch, sequence): one row of positions per batch entry
             cos = ops.reshape(cos, (ops.shape(cos)[0],) + (1,) * (rank - 3) + tuple(ops.shape(cos)[1:]))
