@@ -73,6 +73,8 @@ class RotaryEmbedding(keras.layers.Layer):
     def __init__(self, method: str = "rope", base: float = 10000.0, layout: str = "half-split",
                  scale: float = 1.0, original_length: int | None = None,
                  sequence_axis: int = 1, feature_axis: int = -1, **kwargs):
+        # No autocasting: float16 queries come back float16, whatever the policy.
+        kwargs.setdefault("autocast", False)
         super().__init__(**kwargs)
         self.method = require_choice("method", method, ROPE_METHODS)
         self.base = require_positive_float("base", base)
@@ -83,8 +85,6 @@ class RotaryEmbedding(keras.layers.Layer):
         )
         self.sequence_axis = require_int("sequence_axis", sequence_axis)
         self.feature_axis = require_int("feature_axis", feature_axis)
-        # Keep the caller's dtype: float16 queries come back float16, whatever the policy.
-        self._convert_input_args = False
         self.depth = None
         self.rates = None
         self._tables = None
