@@ -21,7 +21,10 @@ methods, each as a NumPy reference and as a Keras 3 layer.
 the figures' style, the worked tables, the mistakes made executable and the
 formatting of the numbers in the prose.
 
-The most used functions are importable from the top level:
+The most used functions are importable from the top level, with
+:func:`~pe_lib.course.periodicity.nearest_pairs` and
+:func:`~pe_lib.course.periodicity.binary_code`, which the first chapters use
+throughout:
 
 >>> import pe_lib
 >>> pe_lib.sinusoidal_encoding(1, 4).tolist()

@@ -56,10 +56,11 @@ class PositionMethod:
         name: its key in :data:`METHODS`.
         summary: one line saying what it does.
         acts_on: one of :data:`WHERE`.
-        reference: dotted path of the NumPy reference function, or ``None``
-            (``"learned"`` and ``"none"`` have no formula).
+        reference_path: dotted path of the NumPy reference function, or
+            ``None`` (``"learned"`` and ``"none"`` have no formula); the
+            function itself is :attr:`reference`.
         layer_path: dotted path of the Keras layer class in :mod:`pe_lib.layers`,
-            or ``None`` for ``"none"``.
+            or ``None`` for ``"none"``; the class itself is :attr:`layer`.
         extrapolates: whether the method gives positions past the longest
             sequence seen in training (a learned table does not).
     """

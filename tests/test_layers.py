@@ -70,7 +70,7 @@ def test_odd_depth_matches_numpy_and_ends_with_a_sine(depth):
     np.testing.assert_allclose(outputs[:, -1], np.sin(np.arange(30) * last_rate), atol=1e-6)
 
 
-@pytest.mark.parametrize(("base", "layout"), [(10000.0, "concatenated"), (100.0, "interleaved"), (500.0, "concatenated")])
+@pytest.mark.parametrize(("base", "layout"), [(10000.0, "half-split"), (100.0, "interleaved"), (500.0, "half-split")])
 def test_base_and_layout_are_passed_on(base, layout):
     outputs = numpy(PositionalEncoding(12, base=base, layout=layout)(np.zeros((1, 12, 6), "float32")))[0]
     np.testing.assert_array_equal(outputs, sinusoidal_encoding(12, 6, base=base, layout=layout))
@@ -195,13 +195,13 @@ def test_config_round_trip(index):
     assert clone.get_config() == config
     if isinstance(layer, TokenAndPositionEmbedding):
         assert (config["vocabulary_size"], config["max_length"], config["embedding_dim"]) == (30, 40, 6)
-        assert (config["position"], config["mask_zero"], config["scale_embeddings"], config["base"]) == (
+        assert (config["method"], config["mask_zero"], config["scale_embeddings"], config["base"]) == (
             "learned", True, True, 123.0,
         )
     else:
         assert config["max_length"] == 40
     if isinstance(layer, PositionalEncoding):
-        assert (config["base"], config["layout"]) == (500.0, "concatenated")
+        assert (config["base"], config["layout"]) == (500.0, "half-split")
         inputs = np.zeros((1, 5, 6), "float32")
         np.testing.assert_array_equal(numpy(clone(inputs)), numpy(layer(inputs)))
 
@@ -226,9 +226,9 @@ def test_saved_model_loads_in_a_fresh_process_without_custom_objects(tmp_path):
         data = np.load({str(data)!r})
         np.testing.assert_allclose(model.predict(data["sample"], verbose=0), data["expected"], rtol=1e-6)
         fixed, learned, embed = (model.get_layer(name) for name in ("fixed", "learned", "tokens"))
-        assert type(fixed).__name__ == "PositionalEncoding" and fixed.layout == "concatenated"
+        assert type(fixed).__name__ == "PositionalEncoding" and fixed.layout == "half-split"
         assert fixed.count_params() == 0 and learned.count_params() == 40 * 6
-        assert embed.mask_zero and embed.position == "learned"
+        assert embed.mask_zero and embed.method == "learned"
         print("loaded")
         """
     )
@@ -426,7 +426,7 @@ def test_learned_position_embedding_rejects_bad_max_length():
         ({"vocabulary_size": 0}, ValueError, ["vocabulary_size", "0"]),
         ({"embedding_dim": 4.0}, TypeError, ["embedding_dim", "4.0"]),
         ({"max_length": -1}, ValueError, ["max_length", "-1"]),
-        ({"position": "rotary"}, ValueError, ["position", "'rotary'"]),
+        ({"method": "rotary"}, ValueError, ["method", "'rotary'"]),
         ({"mask_zero": 1}, TypeError, ["mask_zero", "1"]),
         ({"scale_embeddings": "yes"}, TypeError, ["scale_embeddings", "'yes'"]),
         ({"base": -2.0}, ValueError, ["base", "-2.0"]),

@@ -3,7 +3,7 @@ r"""Train short, test long: which ways of giving positions survive longer inputs
 The task is :func:`pe_lib.course.order_tasks.marker_order_task` with one extra step
 at the end, a *query* token at which the model answers: does marker A come
 before marker B? The model, :func:`extrapolation_model`, is one block of causal
-self-attention, :class:`PositionalSelfAttention`, and a linear read-out at the
+self-attention, :class:`~pe_lib.layers.PositionalSelfAttention`, and a linear read-out at the
 query step. It learns the order from where the markers are, so it needs
 positions, given by any method of the registry (:mod:`pe_lib.methods`), for
 example:

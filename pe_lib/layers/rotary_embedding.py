@@ -12,11 +12,10 @@ from keras import ops
 
 from pe_lib._checks import require_choice, require_int, require_positive_float
 from pe_lib.layouts import LAYOUTS
+from pe_lib.methods import method_names
 from pe_lib.rope import rotation_tables
 from pe_lib.rope_scaling import scaled_rates, yarn_attention_factor
 
-#: RoPE and its context-extension variants, the ``method`` a layer accepts.
-ROPE_METHODS = ("rope", "rope_pi", "rope_ntk", "rope_yarn")
 
 
 @keras.saving.register_keras_serializable(package="pe_lib")
@@ -76,7 +75,7 @@ class RotaryEmbedding(keras.layers.Layer):
         # No autocasting: float16 queries come back float16, whatever the policy.
         kwargs.setdefault("autocast", False)
         super().__init__(**kwargs)
-        self.method = require_choice("method", method, ROPE_METHODS)
+        self.method = require_choice("method", method, method_names("queries and keys"))
         self.base = require_positive_float("base", base)
         self.layout = require_choice("layout", layout, LAYOUTS)
         self.scale = require_positive_float("scale", scale)
