@@ -26,17 +26,6 @@ class AlibiBias(keras.layers.Layer):
             produces NaN) or ``"symmetric"`` (:math:`-m_h |i - j|`).
         **kwargs: other arguments for ``keras.layers.Layer``.
 
-    Call arguments:
-        queries: the queries, ``(..., query_length, depth)``; only the shape
-            is used.
-        keys: the keys, ``(..., key_length, depth)``; by default the queries.
-        query_start: position of the first query; by default
-            ``key_length - query_length``, the last queries of the keys.
-        key_start: position of the first key, 0 by default.
-
-    Returns:
-        A ``(heads, query_length, key_length)`` tensor in the compute dtype.
-
     Example:
         >>> import numpy as np
         >>> from pe_lib.alibi import alibi_block
@@ -55,6 +44,19 @@ class AlibiBias(keras.layers.Layer):
         self.built = True
 
     def call(self, queries, keys=None, query_start=None, key_start=0):
+        """The ALiBi bias of a block of queries and keys.
+
+        Args:
+            queries: the queries, ``(..., query_length, depth)``; only the shape
+                is used.
+            keys: the keys, ``(..., key_length, depth)``; by default the queries.
+            query_start: position of the first query; by default
+                ``key_length - query_length``, the last queries of the keys.
+            key_start: position of the first key, 0 by default.
+
+        Returns:
+            A ``(heads, query_length, key_length)`` tensor in the compute dtype.
+        """
         query_length = ops.shape(queries)[-2]
         key_length = query_length if keys is None else ops.shape(keys)[-2]
         if query_start is None:

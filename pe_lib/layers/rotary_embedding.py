@@ -52,12 +52,6 @@ class RotaryEmbedding(keras.layers.Layer):
         feature_axis: the axis of features; its size is even.
         **kwargs: other arguments for ``keras.layers.Layer``.
 
-    Call arguments:
-        inputs: the queries or keys.
-        start_index: position of the first step (cached decoding), an int.
-        positions: integer positions, shape ``(sequence,)`` or
-            ``(batch, sequence)``; replaces ``start_index``.
-
     Example:
         >>> import numpy as np
         >>> from pe_lib.rope import apply_rope
@@ -128,6 +122,14 @@ class RotaryEmbedding(keras.layers.Layer):
         return cos, sin
 
     def call(self, inputs, start_index=0, positions=None):
+        """Rotate ``inputs`` by the angles of their positions.
+
+        Args:
+            inputs: the queries or keys.
+            start_index: position of the first step (cached decoding), an int.
+            positions: integer positions, shape ``(sequence,)`` or
+                ``(batch, sequence)``; replaces ``start_index``.
+        """
         inputs = ops.convert_to_tensor(inputs)
         rank = len(inputs.shape)
         sequence, feature = self._axes(rank)

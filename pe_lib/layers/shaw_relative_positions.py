@@ -26,17 +26,6 @@ class ShawRelativePositions(keras.layers.Layer):
         initializer: initializer of both tables.
         **kwargs: other arguments for ``keras.layers.Layer``.
 
-    Call arguments:
-        queries: ``(..., query_length, depth)`` queries.
-        keys: ``(..., key_length, depth)`` keys, only their number is used;
-            by default the queries.
-        query_start: position of the first query; by default
-            ``key_length - query_length``.
-
-    Returns:
-        The ``(..., query_length, key_length)`` terms
-        :math:`q_i \cdot w^K_{ij} / \sqrt{d}`.
-
     Example:
         >>> import numpy as np
         >>> from pe_lib.shaw import relative_scores
@@ -71,6 +60,19 @@ class ShawRelativePositions(keras.layers.Layer):
         return offsets + self.max_distance
 
     def call(self, queries, keys=None, query_start=None):
+        r"""The key term :math:`q_i \cdot w^K_{ij} / \sqrt{d}` of each query and key.
+
+        Args:
+            queries: ``(..., query_length, depth)`` queries.
+            keys: ``(..., key_length, depth)`` keys, only their number is used;
+                by default the queries.
+            query_start: position of the first query; by default
+                ``key_length - query_length``.
+
+        Returns:
+            The ``(..., query_length, key_length)`` terms
+            :math:`q_i \cdot w^K_{ij} / \sqrt{d}`.
+        """
         query_length = ops.shape(queries)[-2]
         key_length = query_length if keys is None else ops.shape(keys)[-2]
         vectors = ops.take(ops.cast(self.key_table, queries.dtype),

@@ -27,17 +27,6 @@ class T5RelativeBias(keras.layers.Layer):
         embeddings_initializer: initializer of the ``(num_buckets, heads)`` table.
         **kwargs: other arguments for ``keras.layers.Layer``.
 
-    Call arguments:
-        queries: the queries, ``(..., query_length, depth)``; only the shape
-            is used.
-        keys: the keys, ``(..., key_length, depth)``; by default the queries.
-        query_start: position of the first query; by default
-            ``key_length - query_length``.
-        key_start: position of the first key, 0 by default.
-
-    Returns:
-        A ``(heads, query_length, key_length)`` tensor in the compute dtype.
-
     Example:
         >>> import numpy as np
         >>> from pe_lib.t5 import bucket_matrix
@@ -85,6 +74,19 @@ class T5RelativeBias(keras.layers.Layer):
         return ops.cast(first, "int32") + count
 
     def call(self, queries, keys=None, query_start=None, key_start=0):
+        """The learned bias of a block of queries and keys, per head.
+
+        Args:
+            queries: the queries, ``(..., query_length, depth)``; only the shape
+                is used.
+            keys: the keys, ``(..., key_length, depth)``; by default the queries.
+            query_start: position of the first query; by default
+                ``key_length - query_length``.
+            key_start: position of the first key, 0 by default.
+
+        Returns:
+            A ``(heads, query_length, key_length)`` tensor in the compute dtype.
+        """
         query_length = ops.shape(queries)[-2]
         key_length = query_length if keys is None else ops.shape(keys)[-2]
         buckets = self.buckets(query_length, key_length, query_start, key_start)
