@@ -61,6 +61,8 @@ def test_rotary_angles_stay_accurate_above_two_to_the_24():
 
 @pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
 def test_rotary_embedding_keeps_the_input_dtype(dtype):
+    if dtype == "float64" and keras.ops.convert_to_tensor(np.zeros(1)).dtype != "float64":
+        pytest.skip("this backend holds no float64 tensors (JAX without jax_enable_x64)")
     x = np.random.default_rng(2).normal(size=(1, 4, 2, 8)).astype(dtype)
     out = RotaryEmbedding()(x)
     assert keras.backend.standardize_dtype(out.dtype) == dtype
