@@ -4,11 +4,15 @@
     python3 tasks.py book        build the HTML book into _build/html
     python3 tasks.py test        unit, property and doc tests, then every chapter under nbval
     python3 tasks.py notebooks   re-execute the chapters in place (after editing one)
+    python3 tasks.py lab         open JupyterLab on the chapters, in the course's environment
+                                 [extra options go to jupyter lab, e.g. --no-browser --port 8890]
     python3 tasks.py bench       print the benchmark figures (speed, accuracy, run times)
-    python3 tasks.py assignments build every student notebook and autograder bundle
-                                 into assignments/_build (otter assign)
-    python3 tasks.py grade DIR   grade a folder of submitted notebooks into scores.csv
-                                 [--out FILE.csv] [--timeout SECONDS] [--jobs N]
+    python3 tasks.py assignments build every student notebook, autograder bundle and
+                                 reference answer into assignments/_build
+    python3 tasks.py grade DIR   grade a folder of submitted notebooks, each in a
+                                 bubblewrap sandbox, into scores.csv
+                                 [--out FILE.csv] [--feedback DIR] [--timeout SECONDS]
+                                 [--jobs N] [--assignment NAME]
 
 Each command creates the virtual environment ``.venv`` on first use and
 (re)installs ``requirements.txt`` whenever it or ``pyproject.toml`` changes.
@@ -71,6 +75,7 @@ def book(*extra: str) -> None:
 
 def test(*extra: str) -> None:
     ensure_browser()
+    ensure_bubblewrap()
     run(PYTHON, "-m", "pytest", "-v", *extra)
 
 
@@ -87,10 +92,38 @@ def ensure_browser() -> None:
               "Install chromium, or set PE_COURSE_SKIP_BROWSER=1 to skip them on purpose.", flush=True)
 
 
+def ensure_bubblewrap() -> None:
+    """Grading runs each submission in bubblewrap: install Debian's if it is missing."""
+    if shutil.which("bwrap"):
+        return
+    if shutil.which("apt-get") and hasattr(os, "geteuid") and os.geteuid() == 0:
+        os.environ["DEBIAN_FRONTEND"] = "noninteractive"
+        run("apt-get", "update", "-qq")
+        run("apt-get", "install", "-y", "-qq", "--no-install-recommends", "bubblewrap")
+    else:
+        print("No bubblewrap (bwrap) found and it cannot be installed here: grading will refuse "
+              "to run. Install it (Debian/Ubuntu: sudo apt-get install bubblewrap).", flush=True)
+
+
 def notebooks(*names: str) -> None:
     """Execute chapters top to bottom in a fresh kernel and save their outputs."""
     paths = [CHAPTERS / name for name in names] or sorted(CHAPTERS.glob("*.ipynb"))
     run(PYTHON, "-c", _EXECUTE_IN_PLACE, *paths)
+
+
+def lab(*extra: str) -> None:
+    """Start JupyterLab on chapters/, its kernels in the environment the chapters are tested in."""
+    if subprocess.run([str(PYTHON), "-c", "import jupyterlab"], capture_output=True).returncode != 0:
+        raise SystemExit(
+            f"JupyterLab is not installed in {VENV}. It comes with requirements.txt: "
+            "pull the latest requirements.txt and run this command again, or install it "
+            f"yourself with {PYTHON} -m pip install jupyterlab."
+        )
+    # Jupyter refuses to run as root unless told; containers (Binder, Docker) often are root.
+    as_root = ["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []
+    # Kernels inherit the server's environment, so they run with KERNEL_ENV
+    # (set by run), which is what `notebooks` and `test` use.
+    run(PYTHON, "-m", "jupyterlab", f"--ServerApp.root_dir={CHAPTERS}", *as_root, *extra)
 
 
 def bench(*extra: str) -> None:
@@ -105,12 +138,14 @@ def bench(*extra: str) -> None:
 
 def assignments(*extra: str) -> None:
     """Build the assignments from their masters; ``--no-run-tests`` skips checking the solutions."""
-    run(PYTHON, "-m", "classroom.grading", "build", *extra)
+    ensure_bubblewrap()
+    run(PYTHON, "-m", "classroom", "build", *extra)
 
 
 def grade(*extra: str) -> None:
     """Grade a folder of submissions; relative paths are taken from the current folder."""
-    run(PYTHON, "-m", "classroom.grading", "grade", *extra, cwd=Path.cwd())
+    ensure_bubblewrap()
+    run(PYTHON, "-m", "classroom", "grade", *extra, cwd=Path.cwd())
 
 
 # Run inside the virtual environment, where nbclient is installed.
@@ -135,6 +170,7 @@ COMMANDS = {
     "book": book,
     "test": test,
     "notebooks": notebooks,
+    "lab": lab,
     "bench": bench,
     "assignments": assignments,
     "grade": grade,
@@ -150,6 +186,8 @@ def main(argv: list[str]) -> int:
         COMMANDS[argv[0]](*argv[1:])
     except subprocess.CalledProcessError as failure:
         return failure.returncode
+    except KeyboardInterrupt:  # Ctrl-C is how one stops `lab`
+        return 130
     return 0
 
 

@@ -1,10 +1,18 @@
-"""Classroom assignments that grade themselves, on the teacher's own machine.
+"""Classroom assignments, graded safely on the teacher's own machine.
 
-Each assignment is an otter-grader master notebook,
-``assignments/<name>/<name>.ipynb``. :mod:`classroom.grading` builds the
-student notebooks and autograder bundles from the masters (``otter assign``)
-and grades a folder of submissions into one CSV (``otter run``, one
-subprocess per submission, with a time limit). No server and no Docker.
+Each assignment is an otter-grader master notebook with a grading spec
+beside it, ``assignments/<name>/checks.py``. The package is split by job:
+
+- :mod:`classroom.masters`: the masters, their questions and specs;
+- :mod:`classroom.build`: ``otter assign`` and the reference answers;
+- :mod:`classroom.submissions`: a folder of submissions, their code, their imports;
+- :mod:`classroom.sandbox`: the bubblewrap command line;
+- :mod:`classroom.runner`: what runs inside the sandbox (answers only);
+- :mod:`classroom.execute`: one confined run, its answers read back safely;
+- :mod:`classroom.answers`, :mod:`classroom.expect`, :mod:`classroom.compare`:
+  decoding, checks and scores, in the grader's process;
+- :mod:`classroom.report`: the CSV and the feedback files;
+- :mod:`classroom.grade` and :mod:`classroom.cli`: grading a folder, the command line.
 
 ``python3 tasks.py assignments`` and ``python3 tasks.py grade FOLDER`` are the
 two commands; the Classroom chapter of the book explains them.

@@ -13,6 +13,7 @@ it is missing and it can; otherwise the tests fail, saying so. Set
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -137,9 +138,9 @@ _VISIBLE_PROSE = """() => {
 _RAW_TEX = re.compile(r"\\begin\{|\\\(|\\\[|\$\$|(?<![\w$])\$[^$\n]+\$(?![\w$])")
 
 
-def open_page(browser, url: str):
+def open_page(browser, url: str, width: int = 1280):
     """Open ``url`` and wait for MathJax; return the page and the problems it reported."""
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page = browser.new_page(viewport={"width": width, "height": 900 if width > 600 else 844})
     problems = []
     page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
     page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
@@ -188,12 +189,178 @@ def test_search_finds_a_chapter(book, browser):
     assert any("periodicity" in title for title in titles)
 
 
-def test_screenshots_of_the_intro_and_a_chapter(book, browser):
+# --- The page a reader sees, at a desktop width and a phone width -------------
+
+WIDTHS = (1280, 390)
+
+# Opens every hidden solution (sphinx-togglebutton) and every hidden cell
+# (myst-nb's <details>), so that what a reader can reveal is checked too.
+_OPEN_EVERYTHING = """() => {
+  document.querySelectorAll('details').forEach(d => { d.open = true; });
+  document.querySelectorAll('.toggle-hidden').forEach(e => e.classList.remove('toggle-hidden'));
+}"""
+
+# Everything measured on one page, in one pass.
+_MEASURE = r"""() => {
+  const column = document.querySelector('article.bd-article') || document.querySelector('main');
+  const edge = column.getBoundingClientRect().right + 1;
+  const scrolls = el => ['auto', 'scroll'].includes(getComputedStyle(el).overflowX);
+  const wide = el => el.scrollWidth > el.clientWidth + 1;
+  const shown = el => el.getClientRects().length > 0 && el.getBoundingClientRect().width > 0;
+  const squash = text => text.replace(/\s+/g, ' ').trim().slice(0, 70);
+
+  const equations = [];
+  document.querySelectorAll('div.math').forEach((block, n) => {
+    if (!shown(block)) return;
+    const number = block.querySelector('span.eqno');
+    const formula = block.querySelector('mjx-container');
+    const tex = block.querySelector('mjx-assistive-mml');
+    const name = number ? `equation ${number.innerText.trim()}` : `unnumbered equation ${n + 1}`;
+    const problems = [];
+    for (const el of [block, formula]) {
+      if (!el) continue;
+      if (wide(el) && !scrolls(el)) problems.push('clipped');
+      if (el.getBoundingClientRect().right > edge) problems.push('runs past its column');
+    }
+    if (number && (number.getBoundingClientRect().right > edge || !shown(number)))
+      problems.push('its number is not visible');
+    equations.push({name, text: squash(tex ? tex.textContent : block.textContent),
+                    problems: [...new Set(problems)], scrolls: !!formula && wide(formula)});
+  });
+
+  const blocks = [];
+  document.querySelectorAll('main pre').forEach(pre => {
+    if (!shown(pre) || !wide(pre)) return;
+    const kind = pre.closest('.cell_output, .output') ? 'output'
+               : pre.closest('.cell_input') ? 'code cell' : 'code block';
+    const lines = pre.innerText.split('\n');
+    const longest = lines.reduce((a, b) => (b.length > a.length ? b : a), '');
+    blocks.push({kind, scrolls: scrolls(pre), characters: longest.length, text: squash(longest)});
+  });
+
+  const images = [];
+  document.querySelectorAll('main img').forEach(img => {
+    if (shown(img) && img.getBoundingClientRect().right > edge)
+      images.push(img.getAttribute('src'));
+  });
+
+  const copy = (document.querySelector('main') || document.body).cloneNode(true);
+  copy.querySelectorAll('.cell_input, script, style, mjx-container').forEach(e => e.remove());
+  return {equations, blocks, images, text: copy.innerText};
+}"""
+
+_NUMPY_REPR = re.compile(r"\bnp\.(?:float|int|uint|bool|complex|str_)\w*\(|(?<![\w.])array\(")
+
+
+def reader_pages(html: Path) -> list[Path]:
+    """The pages a reader reads: the introduction and every chapter."""
+    return [html / "intro.html"] + sorted((html / "chapters").glob("*.html"))
+
+
+@pytest.fixture(scope="session")
+def readings(book, browser) -> dict:
+    """Each reader page at each width: screenshot saved, hidden parts opened, measured."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    for name, path in [("intro", book / "intro.html"), ("periodicity", book / "chapters" / "periodicity.html")]:
-        page, problems = open_page(browser, path.as_uri())
-        target = SCREENSHOTS / f"{name}.png"
-        page.screenshot(path=str(target))
-        page.close()
-        assert not problems
-        assert target.stat().st_size > 10_000
+    found = {}
+    for path in reader_pages(book):
+        for width in WIDTHS:
+            page, problems = open_page(browser, path.as_uri(), width)
+            page.screenshot(path=str(SCREENSHOTS / f"{path.stem}-{width}.png"), full_page=True)
+            page.evaluate(_OPEN_EVERYTHING)
+            page.wait_for_timeout(100)
+            found[(path.stem, width)] = {"problems": problems, **page.evaluate(_MEASURE)}
+            page.close()
+    return found
+
+
+def test_a_screenshot_of_every_chapter_at_both_widths(book, readings):
+    missing = [
+        f"{path.stem}-{width}.png"
+        for path in reader_pages(book) for width in WIDTHS
+        if not (SCREENSHOTS / f"{path.stem}-{width}.png").is_file()
+        or (SCREENSHOTS / f"{path.stem}-{width}.png").stat().st_size < 10_000
+    ]
+    assert not missing, "screenshots missing or blank: " + ", ".join(missing)
+    assert not [f"{name} at {width} px: {p}" for (name, width), r in readings.items() for p in r["problems"]]
+
+
+def test_display_equations_fit_or_scroll_at_both_widths(readings):
+    """A formula may scroll inside its own box; it must never be cut, nor hide its number."""
+    clipped = [
+        f"{name} at {width} px: {eq['name']} {', '.join(eq['problems'])}: {eq['text']!r}"
+        for (name, width), reading in readings.items()
+        for eq in reading["equations"] if eq["problems"]
+    ]
+    assert not clipped, f"{len(clipped)} display equations cut off:\n" + "\n".join(clipped)
+
+
+def test_no_numpy_repr_reaches_the_page(readings):
+    found = [
+        f"{name} at {width} px: {m.group(0)!r} in {reading['text'][max(0, m.start() - 40): m.end() + 20]!r}"
+        for (name, width), reading in readings.items() if width == WIDTHS[0]
+        for m in _NUMPY_REPR.finditer(reading["text"])
+    ]
+    assert not found, "NumPy reprs on the page:\n" + "\n".join(found)
+
+
+def test_code_and_outputs_fit_their_blocks(readings):
+    """At 1280 px every line of code and output fits its block (about 80 characters).
+    On a phone no column holds 80 characters, so a wide block must scroll, never be cut."""
+    wide = [
+        f"{name} at {width} px: {block['kind']} line of {block['characters']} characters "
+        f"{'scrolls' if block['scrolls'] else 'is cut'}: {block['text']!r}"
+        for (name, width), reading in readings.items()
+        for block in reading["blocks"]
+        if width == WIDTHS[0] or not block["scrolls"]
+    ]
+    assert not wide, f"{len(wide)} lines wider than their block:\n" + "\n".join(wide)
+
+
+def test_figures_fit_the_column(readings):
+    wide = [f"{name} at {width} px: {src}" for (name, width), r in readings.items() for src in r["images"]]
+    assert not wide, "images wider than the column:\n" + "\n".join(wide)
+
+
+# --- Read from the notebooks: what a cell shows -----------------------------
+
+HIDDEN_INPUT = {"remove-cell", "remove-input", "hide-input", "hide-cell"}
+HIDDEN_OUTPUT = {"remove-cell", "remove-output"}
+_GLUE_CALL = re.compile(r"^\s*(?:glue|glue_number)\(", re.M)
+_MARKDOWN_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)+\|?\s*$", re.M)
+
+
+def chapter_cells():
+    for path in sorted((ROOT / "chapters").glob("*.ipynb")):
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        for number, cell in enumerate(cells, start=1):
+            if cell["cell_type"] == "code":
+                yield path.stem, number, cell, set(cell.get("metadata", {}).get("tags", []))
+
+
+def _only_glue(source: str) -> bool:
+    statements = [line for line in source.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    bookkeeping = re.compile(r"^\s*(?:glue|glue_number|plt\.close)\(|^\s*from myst_nb import|^\s*from pe_lib\.course\.formatting import|^\s+\S")
+    return all(bookkeeping.match(line) for line in statements)
+
+
+def test_no_visible_code_cell_glues():
+    """Glue calls are bookkeeping: they belong in cells tagged remove-cell (or whose input is hidden)."""
+    shown = [
+        f"{chapter}: cell {number} {'only glues' if _only_glue(''.join(cell['source'])) else 'glues beside its code'}"
+        for chapter, number, cell, tags in chapter_cells()
+        if not tags & HIDDEN_INPUT and _GLUE_CALL.search("".join(cell["source"]))
+    ]
+    assert not shown, f"{len(shown)} visible code cells with glue calls:\n" + "\n".join(shown)
+
+
+def test_no_markdown_table_printed_raw():
+    """A table is glued as Markdown and shown rendered, never printed as `| a | b |` text."""
+    raw = []
+    for chapter, number, cell, tags in chapter_cells():
+        if tags & HIDDEN_OUTPUT:
+            continue
+        for output in cell.get("outputs", []):
+            text = "".join(output.get("text", "")) + "".join(output.get("data", {}).get("text/plain", ""))
+            if _MARKDOWN_RULE.search(text):
+                raw.append(f"{chapter}: cell {number} prints a Markdown table")
+    assert not raw, "\n".join(raw)

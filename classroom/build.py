@@ -1,0 +1,166 @@
+"""Build an assignment: otter's student notebook and bundle, and the reference answers.
+
+Building turns each master ``assignments/<name>/<name>.ipynb`` into
+
+- ``<build>/<name>/student/<name>.ipynb``: what students get, with the
+  solutions replaced by ``...`` and only the public tests;
+- ``<build>/<name>/autograder/autograder.zip``: otter's bundle, for Gradescope;
+- ``<build>/<name>/autograder/<name>.ipynb``: the solutions, without otter's markup;
+- ``<build>/<name>/references.json``: the answers of the solutions to the
+  spec's probes, which grading compares students' answers with.
+
+and copies each student notebook to ``assignments/<name>/student/``, the
+committed copy that the book offers for download.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import nbformat
+
+from classroom import execute, sandbox
+from classroom.answers import Raised, decode
+from classroom.masters import ASSIGNMENTS, BUILD, ClassroomError, load_spec, master_paths
+from classroom.submissions import code_cells
+
+
+@dataclasses.dataclass(frozen=True)
+class Built:
+    """The files ``build_assignment`` made for one assignment."""
+
+    name: str
+    student: Path
+    autograder: Path
+    solutions: Path
+    references: Path
+
+
+def student_notebook_text(path: Path) -> str:
+    """The student notebook at ``path`` as text, with cell ids numbered in order.
+
+    ``otter assign`` gives the cells it adds random ids; numbering them makes
+    two builds of the same master byte for byte identical.
+    """
+    notebook = nbformat.read(Path(path), as_version=4)
+    for index, cell in enumerate(notebook.cells):
+        cell.id = f"cell-{index:02d}"
+    return nbformat.writes(notebook) + "\n"
+
+
+def compute_references(name: str, solutions: Path, *, confined: bool | None = None) -> dict:
+    """The solutions' answers to every probe of ``name``'s spec, as the runner encodes them."""
+    spec = load_spec(name)
+    if confined is None:
+        confined = not sandbox.check()
+    notebook = nbformat.read(Path(solutions), as_version=4)
+    outcome = execute.run(code_cells(notebook), spec.probes, library=spec.library,
+                          timeout=10 * spec.seconds, cell_seconds=spec.seconds, confined=confined,
+                          memory_bytes=int(spec.memory_gib * (1 << 30)))
+    if outcome.problem or outcome.cell_errors:
+        raise ClassroomError(f"the solutions of {name} do not run: {outcome.problem or outcome.cell_errors}")
+    failed = {key: value for key, value in outcome.answers.items() if isinstance(value, Raised)}
+    if failed:
+        raise ClassroomError(f"the solutions of {name} fail probes: {failed}")
+    return outcome.raw
+
+
+def load_references(build: Path, name: str) -> dict:
+    """The reference answers of a built assignment, decoded."""
+    path = Path(build) / name / "references.json"
+    if not path.is_file():
+        raise ClassroomError(f"no reference answers for {name!r} at {path}: "
+                             "run `python3 tasks.py assignments` first")
+    return {key: decode(value) for key, value in json.loads(path.read_text()).items()}
+
+
+def build_assignment(master: Path, build: Path = BUILD, *, run_tests: bool = True,
+                     confined: bool | None = None) -> Built:
+    """Run ``otter assign`` on ``master``, then compute the references, into ``build/<name>/``.
+
+    Only the ``student`` and ``autograder`` subfolders and ``references.json``
+    of ``build/<name>`` are replaced; nothing else there is touched.
+    """
+    master, build = Path(master), Path(build)
+    name = master.stem
+    with tempfile.TemporaryDirectory(prefix=f"assign-{name}-") as scratch:
+        scratch = Path(scratch)
+        source = scratch / "master" / master.name
+        source.parent.mkdir()
+        shutil.copyfile(master, source)
+        command = [sys.executable, "-m", "otter", "assign", str(source), str(scratch / "dist")]
+        if not run_tests:
+            command.append("--no-run-tests")
+        done = subprocess.run(command, cwd=scratch, capture_output=True, text=True)
+        if done.returncode:
+            raise ClassroomError(f"otter assign failed on {master}:\n{done.stdout}{done.stderr}")
+        dist = scratch / "dist"
+        bundles = sorted((dist / "autograder").glob("*.zip"))
+        if len(bundles) != 1:
+            raise ClassroomError(f"otter assign made {len(bundles)} autograder zips for {master}, expected 1")
+        references = compute_references(name, dist / "autograder" / master.name, confined=confined)
+
+        staging = scratch / "staging"
+        (staging / "student").mkdir(parents=True)
+        (staging / "autograder").mkdir()
+        (staging / "student" / master.name).write_text(student_notebook_text(dist / "student" / master.name))
+        shutil.copyfile(bundles[0], staging / "autograder" / "autograder.zip")
+        shutil.copyfile(dist / "autograder" / master.name, staging / "autograder" / master.name)
+        (staging / "references.json").write_text(json.dumps(references))
+
+        target = build / name
+        target.mkdir(parents=True, exist_ok=True)
+        for part in ("student", "autograder", "references.json"):
+            if (target / part).is_dir():
+                shutil.rmtree(target / part)
+            shutil.move(str(staging / part), str(target / part))
+    return Built(name=name, student=target / "student" / master.name,
+                 autograder=target / "autograder" / "autograder.zip",
+                 solutions=target / "autograder" / master.name,
+                 references=target / "references.json")
+
+
+def publish(built: Built, root: Path = ASSIGNMENTS) -> Path:
+    """Copy a built student notebook to ``root/<name>/student/``, the copy the book links to."""
+    target = Path(root) / built.name / "student" / built.student.name
+    text = built.student.read_text()
+    if not target.exists() or target.read_text() != text:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+    return target
+
+
+def question_points(autograder: Path) -> dict[str, float]:
+    """Points of each question in otter's autograder bundle, in question order."""
+    import re
+    import zipfile
+
+    from otter.test_files import OKTestFile
+
+    points = {}
+    with zipfile.ZipFile(autograder) as bundle, tempfile.TemporaryDirectory() as scratch:
+        for name in sorted(n for n in bundle.namelist() if n.startswith("tests/") and n.endswith(".py")):
+            test = OKTestFile.from_file(bundle.extract(name, scratch))
+            points[test.name] = float(test.possible)
+    key = lambda item: [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", item[0])]
+    return dict(sorted(points.items(), key=key))
+
+
+def build_all(build: Path = BUILD, *, run_tests: bool = True, root: Path = ASSIGNMENTS,
+              publish_students: bool = True, log=print) -> list[Built]:
+    """Build every master under ``root`` and (by default) publish the student notebooks."""
+    built = []
+    for master in master_paths(root):
+        log(f"building {master.stem} ...")
+        result = build_assignment(master, build, run_tests=run_tests)
+        if publish_students:
+            publish(result, root)
+        log(f"  student notebook: {result.student}\n  references:       {result.references}")
+        built.append(result)
+    return built
