@@ -89,42 +89,48 @@ def ntk_rates(depth: int, scale: float, *, base: float = 10000.0) -> np.ndarray:
     return angle_rates(depth, base=ntk_base(depth, scale, base=base))
 
 
-def yarn_ramp(depth: int, original_length: int, *, base: float = 10000.0,
-              alpha: float = 1.0, beta: float = 32.0) -> np.ndarray:
-    r"""YaRN's :math:`\gamma_i` per pair: 1 keeps the rate, 0 interpolates it fully.
+def yarn_turns(depth: int, original_length: int, *, base: float = 10000.0) -> np.ndarray:
+    r"""How many turns each pair makes over the original context: :math:`r_i = L / \lambda_i`.
 
-    Args:
-        depth: the feature size, even.
-        original_length: :math:`L`, the context the model was trained on.
-        base: the RoPE base :math:`N`.
-        alpha, beta: the turns :math:`r_i = L/\lambda_i` below which a pair is
-            interpolated and above which it is left alone.
-
-    With :math:`L = 2048` the two fast pairs turn 326 and 33 times and are
-    kept; the slowest turns 0.33 times and is interpolated:
-
-    >>> yarn_ramp(8, 2048).round(3)
-    array([1.   , 1.   , 0.073, 0.   ])
+    >>> yarn_turns(8, 2048).round(2)
+    array([325.95,  32.59,   3.26,   0.33])
     """
     depth = require_even("depth", depth, reason=_ODD_DEPTH)
     original_length = require_int("original_length", original_length, minimum=1)
+    return original_length * angle_rates(depth, base=base) / (2.0 * math.pi)
+
+
+def yarn_ramp(turns, alpha: float = 1.0, beta: float = 32.0) -> np.ndarray:
+    r"""YaRN's :math:`\gamma(r)`: 0 below ``alpha`` turns, 1 above ``beta``, linear between.
+
+    A pair with :math:`\gamma = 1` keeps its rate, one with :math:`\gamma = 0`
+    is interpolated fully. The paper's :math:`\alpha = 1`, :math:`\beta = 32`
+    are Hugging Face's ``beta_slow`` and ``beta_fast``.
+
+    >>> yarn_ramp([0.5, 1.0, 16.5, 32.0, 100.0])
+    array([0. , 0. , 0.5, 1. , 1. ])
+    >>> yarn_ramp(yarn_turns(8, 2048)).round(3)
+    array([1.   , 1.   , 0.073, 0.   ])
+    """
     alpha = require_positive_float("alpha", alpha)
     beta = require_positive_float("beta", beta)
     if beta <= alpha:
         raise ValueError(f"beta must exceed alpha, got alpha={alpha!r} and beta={beta!r}")
-    turns = original_length * angle_rates(depth, base=base) / (2.0 * math.pi)
-    return np.clip((turns - alpha) / (beta - alpha), 0.0, 1.0)
+    return np.clip((np.asarray(turns, dtype=np.float64) - alpha) / (beta - alpha), 0.0, 1.0)
 
 
 def yarn_rates(depth: int, scale: float, original_length: int, *, base: float = 10000.0,
                alpha: float = 1.0, beta: float = 32.0) -> np.ndarray:
     r"""YaRN's rates: :math:`(1 - \gamma_i)\,\theta_i / s + \gamma_i\,\theta_i`.
 
+    With :math:`L = 2048` the two fast pairs turn 326 and 33 times and are
+    kept; the slowest turns 0.33 times and is interpolated:
+
     >>> (yarn_rates(8, 4.0, 2048) / angle_rates(8)).round(3)
     array([1.   , 1.   , 0.305, 0.25 ])
     """
     scale = _require_scale(scale)
-    ramp = yarn_ramp(depth, original_length, base=base, alpha=alpha, beta=beta)
+    ramp = yarn_ramp(yarn_turns(depth, original_length, base=base), alpha, beta)
     rates = angle_rates(depth, base=base)
     return (1.0 - ramp) * rates / scale + ramp * rates
 
@@ -144,15 +150,16 @@ SCALINGS = ("rope_pi", "rope_ntk", "rope_yarn")
 
 
 def scaled_rates(method: str, depth: int, *, scale: float = 1.0, original_length: int | None = None,
-                 base: float = 10000.0) -> np.ndarray:
+                 base: float = 10000.0, alpha: float = 1.0, beta: float = 32.0) -> np.ndarray:
     """The rates of RoPE (``"rope"``) or of one of its :data:`SCALINGS`.
 
-    ``original_length`` is needed by ``"rope_yarn"`` only.
+    ``original_length``, ``alpha`` and ``beta`` are used by ``"rope_yarn"`` only.
 
     >>> scaled_rates("rope_pi", 4, scale=2.0)
     array([0.5  , 0.005])
     """
     if method == "rope":
+        _require_scale(scale)
         return angle_rates(require_even("depth", depth, reason=_ODD_DEPTH), base=base)
     if method == "rope_pi":
         return interpolation_rates(depth, scale, base=base)
@@ -160,6 +167,6 @@ def scaled_rates(method: str, depth: int, *, scale: float = 1.0, original_length
         return ntk_rates(depth, scale, base=base)
     if method == "rope_yarn":
         if original_length is None:
-            raise ValueError("original_length is required for method='rope_yarn'")
-        return yarn_rates(depth, scale, original_length, base=base)
+            raise ValueError("original_length is required for method='rope_yarn' (the ramp counts turns within it)")
+        return yarn_rates(depth, scale, original_length, base=base, alpha=alpha, beta=beta)
     raise ValueError(f"method must be one of 'rope', {', '.join(map(repr, SCALINGS))}; got {method!r}")

@@ -15,6 +15,7 @@ from pe_lib.rope_scaling import (
     scaled_rates,
     yarn_attention_factor,
     yarn_ramp,
+    yarn_turns,
     yarn_rates,
 )
 
@@ -57,7 +58,7 @@ def test_yarn_keeps_fast_pairs_interpolates_slow_ones_and_ramps_between():
     between = ~fast & ~slow
     gamma = (turns[between] - 1) / 31
     np.testing.assert_allclose(rates[between], (1 - gamma) * plain[between] / scale + gamma * plain[between])
-    assert np.all(np.diff(yarn_ramp(depth, trained)) <= 0)  # slower pairs are interpolated more
+    assert np.all(np.diff(yarn_ramp(yarn_turns(depth, trained))) <= 0)  # slower pairs are interpolated more
 
 
 def test_yarn_attention_factor_is_one_tenth_log_s_plus_one():
@@ -77,7 +78,7 @@ def test_scale_one_changes_nothing():
         (lambda: interpolation_rates(8, 0.5), ValueError, ["scale", "0.5"]),
         (lambda: ntk_rates(2, 2.0), ValueError, ["depth", "2"]),
         (lambda: yarn_rates(8, 2.0, 0), ValueError, ["original_length", "0"]),
-        (lambda: yarn_ramp(8, 16, alpha=4.0, beta=2.0), ValueError, ["beta", "alpha"]),
+        (lambda: yarn_ramp([1.0], alpha=4.0, beta=2.0), ValueError, ["beta", "alpha"]),
         (lambda: scaled_rates("rope_yarn", 8, scale=2.0), ValueError, ["original_length"]),
         (lambda: scaled_rates("alibi", 8), ValueError, ["method", "'alibi'"]),
     ],
