@@ -41,7 +41,8 @@ import numpy as np
 
 from pe_lib._checks import require_choice, require_even, require_int, require_positive_float
 from pe_lib.frequencies import angle_rates
-from pe_lib.layouts import LAYOUTS
+# interleaved_to_half_split is re-exported: RoPE's layouts are pe_lib.layouts'.
+from pe_lib.layouts import LAYOUTS, interleaved_to_half_split
 
 #: Why an odd depth is refused, for the error messages.
 _ODD_DEPTH = "RoPE rotates the features in pairs"
