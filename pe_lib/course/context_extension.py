@@ -36,9 +36,8 @@ import numpy as np
 from pe_lib._checks import require_choice
 from pe_lib.methods import method_names
 from pe_lib.rope import rotation_tables
-from pe_lib.rope_scaling import scaled_rates, yarn_attention_factor, yarn_ramp
-
-__all__ = ["METHODS", "attention_factor", "scaled_angle_rates", "scaled_rope", "yarn_attention_factor", "yarn_ramp"]
+# yarn_ramp and yarn_attention_factor are imported for the chapter, which takes them from here.
+from pe_lib.rope_scaling import scaled_rates, yarn_attention_factor, yarn_ramp  # noqa: F401
 
 #: Plain RoPE and its three context-extension methods, from the registry.
 METHODS = method_names("queries and keys")
