@@ -1,0 +1,327 @@
+"""A small encoder-decoder Transformer that reverses token sequences.
+
+:func:`reversal_task` generates the data: random token sequences and their
+reversals, with the decoder's teacher-forcing inputs. :func:`encoder_decoder`
+builds the model on the front end of Géron's Transformer: one token
+``Embedding`` shared by the encoder and the decoder inputs, and one position
+layer applied to both. :func:`greedy_decode` writes the output one token at a
+time, and :func:`exact_match` scores whole sequences.
+:func:`train_encoder_decoders` trains one model per kind of positions on the
+same batches.
+
+Reversal needs positions and nothing else: the output holds exactly the input
+tokens, so a model that sees its input as an unordered collection knows *what*
+to write but not in which order.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+
+import keras
+import numpy as np
+from keras import ops
+
+from pe_lib._checks import require_choice, require_int, require_positive_float
+from pe_lib.layers import LearnedPositionEmbedding, PositionalEncoding
+
+#: What the model adds to its token vectors (names of the method registry).
+POSITIONS = ("sinusoidal", "learned", "none")
+
+#: Token id 0 is reserved; 1 starts every decoder input; content starts at 2.
+START = 1
+FIRST_CONTENT = 2
+
+
+@dataclasses.dataclass(frozen=True)
+class ReversalData:
+    """What :func:`reversal_task` returns; every array is ``(count, length)``.
+
+    Attributes:
+        sources: the encoder's input tokens.
+        decoder_inputs: ``START`` followed by the target without its last
+            token (teacher forcing).
+        targets: the sources reversed, the tokens the decoder must write.
+    """
+
+    sources: np.ndarray
+    decoder_inputs: np.ndarray
+    targets: np.ndarray
+
+
+def reversal_task(count: int, length: int, *, vocabulary_size: int = 16, seed: int = 0) -> ReversalData:
+    """Random sequences of content tokens and their reversals.
+
+    Each source token is drawn uniformly from ``2 .. vocabulary_size - 1``.
+
+    Args:
+        count: number of sequences.
+        length: tokens per sequence.
+        vocabulary_size: number of token ids, including ``0`` and ``START``.
+        seed: seed of the random generator.
+
+    Example:
+        >>> data = reversal_task(1, 5, vocabulary_size=10, seed=3)
+        >>> src, dec, tgt = data.sources[0], data.decoder_inputs[0], data.targets[0]
+        >>> bool((tgt == src[::-1]).all()), int(dec[0]), bool((dec[1:] == tgt[:-1]).all())
+        (True, 1, True)
+    """
+    count = require_int("count", count, minimum=1)
+    length = require_int("length", length, minimum=1)
+    vocabulary_size = require_int("vocabulary_size", vocabulary_size, minimum=FIRST_CONTENT + 1)
+    seed = require_int("seed", seed, minimum=0)
+    rng = np.random.default_rng(seed)
+    sources = rng.integers(FIRST_CONTENT, vocabulary_size, size=(count, length)).astype("int32")
+    targets = sources[:, ::-1].copy()
+    decoder_inputs = np.concatenate([np.full((count, 1), START, "int32"), targets[:, :-1]], axis=1)
+    return ReversalData(sources, decoder_inputs, targets)
+
+
+def _position_layer(positions: str, max_length: int):
+    if positions == "sinusoidal":
+        return PositionalEncoding(max_length, name="positional_encoding")
+    if positions == "learned":
+        return LearnedPositionEmbedding(max_length, name="positional_encoding")
+    return None
+
+
+def _residual(x, update, name: str):
+    return keras.layers.LayerNormalization(name=name)(x + update)
+
+
+def _feed_forward(x, depth: int, hidden: int, name: str):
+    expanded = keras.layers.Dense(hidden, activation="relu", name=f"{name}_expand")(x)
+    return _residual(x, keras.layers.Dense(depth, name=f"{name}_project")(expanded), f"{name}_norm")
+
+
+def encoder_decoder(
+    positions: str,
+    *,
+    vocabulary_size: int = 16,
+    max_length: int = 16,
+    depth: int = 32,
+    heads: int = 2,
+    hidden: int = 64,
+    encoder_blocks: int = 1,
+    decoder_blocks: int = 1,
+    seed: int = 0,
+) -> keras.Model:
+    """An encoder-decoder Transformer from token ids to next-token logits.
+
+    Both inputs go through one ``Embedding`` (its vectors scaled by
+    ``sqrt(depth)``) and one position layer: a
+    :class:`~pe_lib.layers.PositionalEncoding` (``"sinusoidal"``), a
+    :class:`~pe_lib.layers.LearnedPositionEmbedding` (``"learned"``) or
+    nothing (``"none"``). Each encoder block is self-attention and a
+    feed-forward layer; each decoder block is causal self-attention,
+    attention to the encoder's output, and a feed-forward layer; every
+    sub-layer has a residual connection and layer normalisation.
+
+    Args:
+        positions: ``"sinusoidal"``, ``"learned"`` or ``"none"``.
+        vocabulary_size: number of token ids.
+        max_length: rows of the position table, the longest input accepted
+            (any length is accepted with ``"none"``).
+        depth: size of the token vectors; a multiple of ``heads``.
+        heads: attention heads per attention layer.
+        hidden: width of the feed-forward layers.
+        encoder_blocks, decoder_blocks: how many blocks of each.
+        seed: seed of the initial weights.
+
+    Returns:
+        An uncompiled ``keras.Model`` from ``[sources, decoder_inputs]``, both
+        ``(batch, steps)`` integer arrays, to logits
+        ``(batch, decoder steps, vocabulary_size)``.
+
+    Example:
+        >>> model = encoder_decoder("learned", max_length=8)
+        >>> data = reversal_task(3, 8)
+        >>> tuple(model([data.sources, data.decoder_inputs]).shape)
+        (3, 8, 16)
+    """
+    positions = require_choice("positions", positions, POSITIONS)
+    vocabulary_size = require_int("vocabulary_size", vocabulary_size, minimum=FIRST_CONTENT + 1)
+    max_length = require_int("max_length", max_length, minimum=1)
+    depth = require_int("depth", depth, minimum=1)
+    heads = require_int("heads", heads, minimum=1)
+    hidden = require_int("hidden", hidden, minimum=1)
+    encoder_blocks = require_int("encoder_blocks", encoder_blocks, minimum=1)
+    decoder_blocks = require_int("decoder_blocks", decoder_blocks, minimum=1)
+    seed = require_int("seed", seed, minimum=0)
+    if depth % heads:
+        raise ValueError(f"depth must be a multiple of heads, got depth={depth} and heads={heads}")
+
+    keras.utils.set_random_seed(seed)
+    sources = keras.Input(shape=(None,), dtype="int32", name="sources")
+    decoder_inputs = keras.Input(shape=(None,), dtype="int32", name="decoder_inputs")
+    embedding = keras.layers.Embedding(vocabulary_size, depth, name="shared_embedding")
+    position_layer = _position_layer(positions, max_length)
+    scale = math.sqrt(depth)
+
+    def front_end(tokens):
+        vectors = embedding(tokens) * scale
+        return vectors if position_layer is None else position_layer(vectors)
+
+    x = front_end(sources)
+    for block in range(1, encoder_blocks + 1):
+        name = f"encoder_{block}"
+        attention = keras.layers.MultiHeadAttention(heads, depth // heads, name=f"{name}_attention")
+        x = _residual(x, attention(x, x), f"{name}_norm")
+        x = _feed_forward(x, depth, hidden, f"{name}_ff")
+    memory = x
+
+    y = front_end(decoder_inputs)
+    for block in range(1, decoder_blocks + 1):
+        name = f"decoder_{block}"
+        self_attention = keras.layers.MultiHeadAttention(heads, depth // heads, name=f"{name}_self")
+        y = _residual(y, self_attention(y, y, use_causal_mask=True), f"{name}_self_norm")
+        cross_attention = keras.layers.MultiHeadAttention(heads, depth // heads, name=f"{name}_cross")
+        y = _residual(y, cross_attention(y, memory), f"{name}_cross_norm")
+        y = _feed_forward(y, depth, hidden, f"{name}_ff")
+    logits = keras.layers.Dense(vocabulary_size, name="logits")(y)
+    return keras.Model([sources, decoder_inputs], logits, name=f"encoder_decoder_{positions}")
+
+
+def greedy_decode(model: keras.Model, sources, *, steps: int | None = None) -> np.ndarray:
+    """Write ``steps`` tokens per source, each the most likely next token.
+
+    The decoder starts from ``START``; at every step the model reads the
+    sources and all tokens written so far, and the token with the largest
+    logit at the last position is appended.
+
+    Args:
+        model: maps ``[sources, decoder_inputs]`` to logits, as
+            :func:`encoder_decoder` does.
+        sources: ``(batch, length)`` token ids.
+        steps: tokens to write; the sources' length by default.
+
+    Returns:
+        The written tokens, ``(batch, steps)``, without ``START``.
+
+    Example:
+        >>> model = encoder_decoder("none")
+        >>> greedy_decode(model, reversal_task(2, 6).sources).shape
+        (2, 6)
+    """
+    sources = np.asarray(sources)
+    if sources.ndim != 2 or not np.issubdtype(sources.dtype, np.integer):
+        raise ValueError(f"sources must be a 2-D array of token ids, got shape {sources.shape} "
+                         f"and dtype {sources.dtype}")
+    steps = sources.shape[1] if steps is None else require_int("steps", steps, minimum=1)
+    written = np.full((sources.shape[0], 1), START, dtype="int32")
+    for _ in range(steps):
+        logits = ops.convert_to_numpy(model([sources, written], training=False))
+        following = logits[:, -1, :].argmax(axis=-1).astype("int32")
+        written = np.concatenate([written, following[:, None]], axis=1)
+    return written[:, 1:]
+
+
+def exact_match(predictions, targets) -> float:
+    """Share of rows of ``predictions`` equal to their target in every token.
+
+    >>> exact_match([[3, 2], [4, 5]], [[3, 2], [4, 4]])
+    0.5
+    """
+    predictions, targets = np.asarray(predictions), np.asarray(targets)
+    if predictions.ndim != 2 or predictions.shape != targets.shape:
+        raise ValueError(f"predictions and targets must be 2-D arrays of one shape, "
+                         f"got {predictions.shape} and {targets.shape}")
+    return float(np.mean((predictions == targets).all(axis=1)))
+
+
+def token_accuracy(predictions, targets) -> float:
+    """Share of tokens of ``predictions`` equal to the target token at their place.
+
+    >>> token_accuracy([[3, 2], [4, 5]], [[3, 2], [4, 4]])
+    0.75
+    """
+    predictions, targets = np.asarray(predictions), np.asarray(targets)
+    if predictions.ndim != 2 or predictions.shape != targets.shape:
+        raise ValueError(f"predictions and targets must be 2-D arrays of one shape, "
+                         f"got {predictions.shape} and {targets.shape}")
+    return float(np.mean(predictions == targets))
+
+
+def train_encoder_decoders(
+    kinds: Sequence[str] = POSITIONS,
+    *,
+    train_length: int = 8,
+    sequences: int = 2048,
+    epochs: int = 4,
+    batch_size: int = 64,
+    learning_rate: float = 3e-3,
+    seed: int = 0,
+    jit_compile: bool | str = "auto",
+    **model_options,
+) -> dict[str, keras.Model]:
+    """Train one :func:`encoder_decoder` per kind of positions on the same batches.
+
+    The models are trained side by side, as branches of one Keras model
+    whose loss is the sum of theirs; they share no weight, and Adam updates
+    each weight from its own gradient, so each is trained as it would be
+    alone, while the training step is compiled once. Training uses teacher
+    forcing: the decoder reads the true previous tokens. The learning rate
+    falls to zero along a cosine.
+
+    Args:
+        kinds: some of ``"sinusoidal"``, ``"learned"`` and ``"none"``, each once.
+        train_length: tokens per training sequence, and the rows of a
+            learned table: every row is trained, and a longer input is
+            refused. The sinusoidal table has ``max_length`` rows (the
+            seed's 500 by default), since a fixed row needs no training.
+        sequences: training sequences, drawn by :func:`reversal_task`.
+        epochs: passes over them.
+        batch_size: sequences per training step.
+        learning_rate: Adam's initial learning rate.
+        seed: one seed for the data, the weights and the shuffling.
+        jit_compile: passed to ``Model.compile``; ``True`` compiles the
+            training step with XLA, which is faster for a model this small.
+        **model_options: passed on to :func:`encoder_decoder`.
+
+    Returns:
+        A dictionary from each kind to its trained model.
+
+    Example:
+        >>> models = train_encoder_decoders(("none",), sequences=64, epochs=1)
+        >>> list(models)
+        ['none']
+    """
+    kinds = tuple(require_choice("kinds", kind, POSITIONS) for kind in kinds)
+    if not kinds or len(set(kinds)) != len(kinds):
+        raise ValueError(f"kinds must name each kind of positions at most once, and at least one; got {kinds!r}")
+    train_length = require_int("train_length", train_length, minimum=1)
+    sequences = require_int("sequences", sequences, minimum=1)
+    epochs = require_int("epochs", epochs, minimum=1)
+    batch_size = require_int("batch_size", batch_size, minimum=1)
+    learning_rate = require_positive_float("learning_rate", learning_rate)
+    seed = require_int("seed", seed, minimum=0)
+    max_length = require_int("max_length", model_options.pop("max_length", 500), minimum=train_length)
+    vocabulary_size = model_options.get("vocabulary_size", 16)
+
+    models = {
+        kind: encoder_decoder(
+            kind, max_length=train_length if kind == "learned" else max_length, seed=seed, **model_options
+        )
+        for kind in kinds
+    }
+    sources = keras.Input(shape=(None,), dtype="int32", name="sources")
+    decoder_inputs = keras.Input(shape=(None,), dtype="int32", name="decoder_inputs")
+    side_by_side = keras.Model(
+        [sources, decoder_inputs], {kind: model([sources, decoder_inputs]) for kind, model in models.items()}
+    )
+    decay_steps = epochs * -(-sequences // batch_size)
+    schedule = keras.optimizers.schedules.CosineDecay(learning_rate, decay_steps)
+    side_by_side.compile(
+        optimizer=keras.optimizers.Adam(schedule),
+        loss={kind: keras.losses.SparseCategoricalCrossentropy(from_logits=True) for kind in kinds},
+        jit_compile=jit_compile,
+    )
+    data = reversal_task(sequences, train_length, vocabulary_size=vocabulary_size, seed=seed)
+    keras.utils.set_random_seed(seed)
+    side_by_side.fit(
+        [data.sources, data.decoder_inputs], {kind: data.targets for kind in kinds},
+        batch_size=batch_size, epochs=epochs, shuffle=True, verbose=0,
+    )
+    return models

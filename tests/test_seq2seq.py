@@ -1,0 +1,101 @@
+"""The reversal task, the encoder-decoder and greedy decoding (pe_lib.course.seq2seq)."""
+
+import numpy as np
+import pytest
+
+from pe_lib.course import seq2seq
+
+
+def test_targets_are_the_sources_reversed_by_plain_python():
+    data = seq2seq.reversal_task(20, 7, vocabulary_size=12, seed=5)
+    for source, decoder_input, target in zip(data.sources, data.decoder_inputs, data.targets):
+        source, target = source.tolist(), target.tolist()
+        assert target == list(reversed(source))
+        assert decoder_input.tolist() == [1] + target[:-1]
+        assert all(2 <= token < 12 for token in source)
+
+
+def test_generator_is_seeded():
+    first = seq2seq.reversal_task(4, 6, seed=3)
+    again = seq2seq.reversal_task(4, 6, seed=3)
+    other = seq2seq.reversal_task(4, 6, seed=4)
+    np.testing.assert_array_equal(first.sources, again.sources)
+    assert not np.array_equal(first.sources, other.sources)
+
+
+class _Successor:
+    """A hand-built model: the next token is the last written token plus one."""
+
+    def __init__(self, vocabulary_size):
+        self.vocabulary_size = vocabulary_size
+
+    def __call__(self, inputs, training=False):
+        _, written = inputs
+        following = (np.asarray(written) + 1) % self.vocabulary_size
+        return np.eye(self.vocabulary_size, dtype="float32")[following]
+
+
+class _Copier:
+    """A hand-built model: at step t it writes source token t."""
+
+    def __call__(self, inputs, training=False):
+        sources, written = (np.asarray(array) for array in inputs)
+        logits = np.zeros(written.shape + (20,), dtype="float32")
+        steps = written.shape[1]
+        logits[np.arange(len(sources)), steps - 1, sources[:, steps - 1]] = 1.0
+        return logits
+
+
+def test_greedy_decoding_follows_the_largest_logit_step_by_step():
+    sources = np.zeros((2, 4), dtype="int32")
+    # From START = 1: 2, 3, 4, 5, then wraps at the vocabulary size 6.
+    np.testing.assert_array_equal(seq2seq.greedy_decode(_Successor(6), sources, steps=5),
+                                  [[2, 3, 4, 5, 0], [2, 3, 4, 5, 0]])
+    sources = np.array([[5, 9, 2], [7, 7, 3]], dtype="int32")
+    np.testing.assert_array_equal(seq2seq.greedy_decode(_Copier(), sources), sources)
+
+
+def test_exact_match_and_token_accuracy_against_hand_counts():
+    predictions = [[1, 2, 3], [1, 2, 4], [0, 0, 0], [1, 2, 3]]
+    targets = [[1, 2, 3], [1, 2, 3], [1, 2, 3], [1, 2, 3]]
+    assert seq2seq.exact_match(predictions, targets) == 2 / 4
+    assert seq2seq.token_accuracy(predictions, targets) == 8 / 12
+
+
+def test_decoder_is_causal_and_model_without_positions_ignores_source_order():
+    data = seq2seq.reversal_task(3, 6, seed=1)
+    model = seq2seq.encoder_decoder("none", max_length=6)
+    logits = np.asarray(model([data.sources, data.decoder_inputs]))
+    changed = data.decoder_inputs.copy()
+    changed[:, 4:] = 2
+    changed_logits = np.asarray(model([data.sources, changed]))
+    np.testing.assert_allclose(changed_logits[:, :4], logits[:, :4], atol=1e-5)
+    assert not np.allclose(changed_logits[:, 4:], logits[:, 4:], atol=1e-3)
+    shuffled = data.sources[:, np.random.default_rng(0).permutation(6)]
+    np.testing.assert_allclose(np.asarray(model([shuffled, data.decoder_inputs])), logits, atol=1e-5)
+
+
+def test_learned_positions_refuse_a_longer_input_sinusoidal_accepts_it():
+    longer = seq2seq.reversal_task(1, 10)
+    inputs = [longer.sources, longer.decoder_inputs]
+    with pytest.raises(ValueError, match="10 steps but max_length is 8"):
+        seq2seq.encoder_decoder("learned", max_length=8)(inputs)
+    assert seq2seq.encoder_decoder("sinusoidal", max_length=16)(inputs).shape == (1, 10, 16)
+
+
+@pytest.mark.parametrize(
+    ("call", "name"),
+    [
+        (lambda: seq2seq.reversal_task(0, 5), "count"),
+        (lambda: seq2seq.reversal_task(3, -1), "length"),
+        (lambda: seq2seq.reversal_task(3, 5, vocabulary_size=2), "vocabulary_size"),
+        (lambda: seq2seq.encoder_decoder("rope"), "positions"),
+        (lambda: seq2seq.encoder_decoder("none", depth=30, heads=4), "depth"),
+        (lambda: seq2seq.greedy_decode(_Copier(), np.array([3, 4])), "sources"),
+        (lambda: seq2seq.exact_match([[1, 2]], [[1, 2, 3]]), "predictions"),
+        (lambda: seq2seq.train_encoder_decoders(("none", "none")), "kinds"),
+    ],
+)
+def test_bad_arguments_raise_errors_naming_them(call, name):
+    with pytest.raises((ValueError, TypeError), match=name):
+        call()
