@@ -3,19 +3,28 @@
 The package root holds what a user of Transformers imports: the position
 methods, each as a NumPy reference and as a Keras 3 layer.
 
+- :mod:`pe_lib.methods`: the registry of position methods (``"sinusoidal"``,
+  ``"learned"``, ``"rope"``, ``"rope_pi"``, ``"rope_ntk"``, ``"rope_yarn"``,
+  ``"alibi"``, ``"t5"``, ``"shaw"``, ``"none"``): each one's NumPy reference
+  and Keras layer, looked up by name.
 - :mod:`pe_lib.frequencies`: angle rates and the geometric series of wavelengths.
+- :mod:`pe_lib.layouts`: the two arrangements of feature pairs.
 - :mod:`pe_lib.sinusoidal`: the sinusoidal encoding table.
-- :mod:`pe_lib.rope`: rotary position embedding, in both feature layouts.
+- :mod:`pe_lib.rope`: rotary position embedding, in both layouts.
+- :mod:`pe_lib.rope_scaling`: context extension for RoPE (PI, NTK-aware, YaRN).
 - :mod:`pe_lib.alibi`: ALiBi's per-head slopes and linear biases.
-- :mod:`pe_lib.t5`: T5's relative-position buckets.
+- :mod:`pe_lib.t5`: T5's relative-position buckets, exact.
 - :mod:`pe_lib.shaw`: Shaw et al.'s clipped relative positions.
-- :mod:`pe_lib.layers`: the Keras layers, one per file.
+- :mod:`pe_lib.layers`: the Keras 3 layers, one per file.
 
 :mod:`pe_lib.course` holds what the course uses to teach: the experiments,
 the figures' style, the worked tables, the mistakes made executable and the
 formatting of the numbers in the prose.
 
-The most used functions are importable from the top level:
+The most used functions are importable from the top level, with
+:func:`~pe_lib.course.periodicity.nearest_pairs` and
+:func:`~pe_lib.course.periodicity.binary_code`, which the first chapters use
+throughout:
 
 >>> import pe_lib
 >>> pe_lib.sinusoidal_encoding(1, 4).tolist()
@@ -24,19 +33,15 @@ The most used functions are importable from the top level:
 
 from pe_lib.course.periodicity import PositionPair, binary_code, nearest_pairs
 from pe_lib.frequencies import angle_rates, wavelengths
-from pe_lib.sinusoidal import (
-    LAYOUTS,
-    interleaved_to_concatenated,
-    sine_and_cosine_counts,
-    sinusoidal_encoding,
-)
+from pe_lib.layouts import LAYOUTS, interleaved_to_half_split
+from pe_lib.sinusoidal import sine_and_cosine_counts, sinusoidal_encoding
 
 __all__ = [
     "LAYOUTS",
     "PositionPair",
     "angle_rates",
     "binary_code",
-    "interleaved_to_concatenated",
+    "interleaved_to_half_split",
     "nearest_pairs",
     "sine_and_cosine_counts",
     "sinusoidal_encoding",

@@ -42,7 +42,7 @@ def require_positive_float(name: str, value) -> float:
 def require_choice(name: str, value, choices: tuple[str, ...]) -> str:
     """Return ``value`` if it is one of ``choices``, else raise, naming ``name``.
 
-    >>> require_choice("layout", "interleaved", ("interleaved", "concatenated"))
+    >>> require_choice("layout", "interleaved", ("interleaved", "half-split"))
     'interleaved'
     """
     if value not in choices:

@@ -17,6 +17,13 @@ the next power of two, which fall between them.
 The paper's form is causal: keys after the query are masked. A *symmetric*
 form, :math:`-m_h\,|i - j|`, is a common extension to encoders; it is not in
 the paper, and it cannot tell a key before the query from one after it.
+
+Peers: Hugging Face's BLOOM and MPT add :math:`m_h\,j` instead of
+:math:`-m_h\,(i - j)`. The two differ by :math:`m_h\,i`, a constant along each
+row (one query), which the softmax ignores, so they give the same attention.
+:func:`alibi_block` gives the bias of any block of queries and keys, so a long
+sequence or a cached decoding step never needs the whole ``(L, L)`` matrix;
+the Keras twin is :class:`pe_lib.layers.AlibiBias`.
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ import math
 
 import numpy as np
 
-from pe_lib._checks import require_choice, require_int
+from pe_lib._checks import require_choice, require_float_dtype, require_int
 
 #: The forms of the bias matrix, the paper's causal one and a symmetric extension.
 FORMS = ("causal", "symmetric")
@@ -58,7 +65,50 @@ def alibi_slopes(heads: int) -> np.ndarray:
     return np.concatenate([_power_of_two_slopes(below), extra])
 
 
-def alibi_bias(length: int, heads: int, *, form: str = "causal") -> np.ndarray:
+def alibi_block(query_positions, key_positions, heads: int, *, form: str = "causal",
+                dtype="float64") -> np.ndarray:
+    r"""The bias of the queries at ``query_positions`` and the keys at ``key_positions``.
+
+    Args:
+        query_positions: a 1-D integer array of query positions :math:`i`.
+        key_positions: a 1-D integer array of key positions :math:`j`.
+        heads: number of heads, ``>= 1``.
+        form: ``"causal"`` or ``"symmetric"``, as for :func:`alibi_bias`.
+        dtype: a floating-point dtype for the result. The distances
+            :math:`i - j` are exact integers; only the product with the
+            slope is rounded.
+
+    Returns:
+        An array of shape ``(heads, len(query_positions), len(key_positions))``.
+
+    Example:
+        The last query of a sequence of a million positions, against its
+        three nearest keys:
+
+        >>> alibi_block([999_999], [999_997, 999_998, 999_999], 1) * 256
+        array([[[-2., -1.,  0.]]])
+    """
+    form = require_choice("form", form, FORMS)
+    dtype = require_float_dtype("dtype", dtype)
+    slopes = alibi_slopes(heads)
+    queries = _as_positions("query_positions", query_positions)
+    keys = _as_positions("key_positions", key_positions)
+    behind = (queries[:, None] - keys[None, :]).astype(np.float64)  # i - j, exact below 2**53
+    # 0.0 - x, not -x: the diagonal is +0.0, never the -0.0 that prints as "-0.".
+    if form == "symmetric":
+        return (0.0 - slopes[:, None, None] * np.abs(behind)).astype(dtype)
+    bias = 0.0 - slopes[:, None, None] * behind
+    return np.where(behind < 0, -np.inf, bias).astype(dtype)
+
+
+def _as_positions(name: str, positions) -> np.ndarray:
+    array = np.asarray(positions)
+    if array.ndim != 1 or not np.issubdtype(array.dtype, np.integer):
+        raise ValueError(f"{name} must be a 1-D array of integers, got {positions!r}")
+    return array.astype(np.int64)
+
+
+def alibi_bias(length: int, heads: int, *, form: str = "causal", dtype="float64") -> np.ndarray:
     r"""The bias added to the attention scores of each head.
 
     Args:
@@ -68,8 +118,10 @@ def alibi_bias(length: int, heads: int, *, form: str = "causal") -> np.ndarray:
             query and :math:`-\infty` after it, so that a softmax gives those
             keys no weight; ``"symmetric"``: :math:`-m_h |i - j|` everywhere.
 
+        dtype: a floating-point dtype for the result.
+
     Returns:
-        A float64 array of shape ``(heads, length, length)``; entry
+        An array of shape ``(heads, length, length)``; entry
         ``[h, i, j]`` is the bias of query ``i`` and key ``j`` in head ``h``.
 
     Example:
@@ -84,12 +136,5 @@ def alibi_bias(length: int, heads: int, *, form: str = "causal") -> np.ndarray:
                [-2., -1.,  0.]])
     """
     length = require_int("length", length, minimum=1)
-    form = require_choice("form", form, FORMS)
-    slopes = alibi_slopes(heads)
     positions = np.arange(length)
-    behind = (positions[:, None] - positions[None, :]).astype(np.float64)  # i - j
-    # 0.0 - x, not -x: the diagonal is +0.0, never the -0.0 that prints as "-0.".
-    if form == "symmetric":
-        return 0.0 - slopes[:, None, None] * np.abs(behind)
-    bias = 0.0 - slopes[:, None, None] * behind
-    return np.where(behind < 0, -np.inf, bias)
+    return alibi_block(positions, positions, heads, form=form, dtype=dtype)

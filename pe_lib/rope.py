@@ -15,54 +15,75 @@ Rotations preserve lengths, and :math:`R_m^\top R_n = R_{n - m}`, so the score
 of a query at :math:`m` and a key at :math:`n` depends on the offset only:
 :math:`(R_m q) \cdot (R_n k) = q \cdot R_{n - m} k`.
 
-Which features form pair :math:`i` is a convention, the *layout*:
+Which features form pair :math:`i` is a convention, the *layout*
+(:mod:`pe_lib.layouts`):
 
-- ``"half-split"`` (GPT-NeoX, Llama): :math:`(x_i, x_{i + d/2})`, the first
-  half of the vector against the second;
+- ``"half-split"`` (GPT-NeoX, Llama, Hugging Face's ``rotate_half``, keras-hub):
+  :math:`(x_i, x_{i + d/2})`, the first half of the vector against the second;
 - ``"interleaved"`` (the RoFormer paper, GPT-J): :math:`(x_{2i}, x_{2i + 1})`.
 
 The two give the same scores once the features are permuted
-(:func:`layout_permutation`), so a checkpoint trained with one layout must be
-run with the same one.
+(:func:`pe_lib.layouts.interleaved_to_half_split`), so a checkpoint trained
+with one layout must be run with the same one.
+
+The rotation is computed as implementations do, with one angle per feature:
+:math:`x \odot \cos T_m + \operatorname{rotate\_half}(x) \odot \sin T_m`
+(:func:`feature_angles`, :func:`rotate_half`). Peers' names: ``base`` is
+Hugging Face's ``rope_theta`` and keras-hub's ``max_wavelength``. The Keras
+twin of :func:`apply_rope` is :class:`pe_lib.layers.RotaryEmbedding`.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
 from pe_lib._checks import require_choice, require_even, require_int, require_positive_float
 from pe_lib.frequencies import angle_rates
-from pe_lib.course.similarity import offset_similarity
-
-#: Which features are rotated together, ``(x_i, x_{i + d/2})`` or ``(x_{2i}, x_{2i+1})``.
-LAYOUTS = ("half-split", "interleaved")
+# interleaved_to_half_split is re-exported: RoPE's layouts are pe_lib.layouts'.
+from pe_lib.layouts import LAYOUTS, interleaved_to_half_split
 
 #: Why an odd depth is refused, for the error messages.
 _ODD_DEPTH = "RoPE rotates the features in pairs"
 
 
-def _as_positions(positions, length: int) -> np.ndarray:
-    """``positions`` as an int64 array of ``length`` entries (default ``0 .. length - 1``)."""
+def _as_positions(positions, length: int, batch: int | None = None) -> np.ndarray:
+    """``positions`` as int64, ``(length,)`` or ``(batch, length)`` (default ``0 .. length - 1``)."""
     if positions is None:
         return np.arange(length, dtype=np.int64)
     array = np.asarray(positions)
     if not np.issubdtype(array.dtype, np.integer):
         raise TypeError(f"positions must be integers, got {positions!r} (dtype {array.dtype})")
-    if array.shape != (length,):
-        raise ValueError(f"positions must have shape ({length},), one per row of x; got shape {array.shape}")
+    allowed = [(length,)] + ([(batch, length)] if batch is not None else [])
+    if array.shape not in allowed:
+        raise ValueError(
+            f"positions must have shape {' or '.join(map(str, allowed))}, one per step; got shape {array.shape}"
+        )
     return array.astype(np.int64)
 
 
-def rope_angles(positions, depth: int, *, base: float = 10000.0) -> np.ndarray:
+def _rates(depth: int, base: float, rates) -> np.ndarray:
+    if rates is None:
+        return angle_rates(depth, base=require_positive_float("base", base))
+    rates = np.asarray(rates, dtype=np.float64)
+    if rates.shape != (depth // 2,) or not np.all(np.isfinite(rates)):
+        raise ValueError(f"rates must be {depth // 2} finite numbers, one per pair; got shape {rates.shape}")
+    return rates
+
+
+def rope_angles(positions, depth: int, *, base: float = 10000.0, rates=None) -> np.ndarray:
     r"""The rotation angles :math:`m\,\theta_i`, in float64.
 
     Args:
-        positions: a 1-D integer array of positions :math:`m`.
+        positions: an integer array of positions :math:`m`, of any shape.
         depth: the feature size :math:`d`, even.
         base: the constant :math:`N` of the rates :math:`\theta_i = N^{-2i/d}`.
+        rates: the ``depth // 2`` rates to use instead, e.g. those of a
+            context-extension method (:mod:`pe_lib.rope_scaling`).
 
     Returns:
-        A float64 array of shape ``(len(positions), depth // 2)``.
+        A float64 array of shape ``positions.shape + (depth // 2,)``.
 
     Example:
         >>> rope_angles([0, 1, 2], 4)
@@ -71,30 +92,92 @@ def rope_angles(positions, depth: int, *, base: float = 10000.0) -> np.ndarray:
                [2.  , 0.02]])
     """
     depth = require_even("depth", depth, reason=_ODD_DEPTH)
-    base = require_positive_float("base", base)
-    positions = np.asarray(positions)
-    if positions.ndim != 1:
-        raise ValueError(f"positions must be 1-D, got shape {positions.shape}")
-    positions = _as_positions(positions, len(positions))
-    return np.multiply.outer(positions.astype(np.float64), angle_rates(depth, base=base))
+    array = np.asarray(positions)
+    if not np.issubdtype(array.dtype, np.integer):
+        raise TypeError(f"positions must be integers, got {positions!r} (dtype {array.dtype})")
+    return np.multiply.outer(array.astype(np.float64), _rates(depth, base, rates))
 
 
-def apply_rope(x, positions=None, *, base: float = 10000.0, layout: str = "half-split") -> np.ndarray:
+def feature_angles(pair_angles, layout: str = "half-split") -> np.ndarray:
+    """Spread ``(..., depth/2)`` pair angles to one angle per feature, as ``layout`` pairs them.
+
+    >>> feature_angles([[1.0, 2.0]], "interleaved"), feature_angles([[1.0, 2.0]], "half-split")
+    (array([[1., 1., 2., 2.]]), array([[1., 2., 1., 2.]]))
+    """
+    layout = require_choice("layout", layout, LAYOUTS)
+    pair_angles = np.asarray(pair_angles, dtype=np.float64)
+    if layout == "interleaved":
+        return np.repeat(pair_angles, 2, axis=-1)
+    return np.concatenate([pair_angles, pair_angles], axis=-1)
+
+
+def rotate_half(x, layout: str = "half-split") -> np.ndarray:
+    """Each feature replaced by its pair partner, the first member of the pair negated.
+
+    For ``"half-split"`` this is Hugging Face's ``rotate_half``:
+    ``(a, b) -> (-b, a)`` with ``a`` and ``b`` the two halves.
+
+    >>> rotate_half(np.array([1.0, 2.0, 3.0, 4.0]))
+    array([-3., -4.,  1.,  2.])
+    >>> rotate_half(np.array([1.0, 2.0, 3.0, 4.0]), "interleaved")
+    array([-2.,  1., -4.,  3.])
+    """
+    layout = require_choice("layout", layout, LAYOUTS)
+    values = np.asarray(x)
+    partner = np.empty_like(values)
+    if layout == "interleaved":
+        partner[..., 0::2] = -values[..., 1::2]
+        partner[..., 1::2] = values[..., 0::2]
+    else:
+        half = values.shape[-1] // 2
+        partner[..., :half] = -values[..., half:]
+        partner[..., half:] = values[..., :half]
+    return partner
+
+
+def _axis(name: str, axis, rank: int) -> int:
+    axis = require_int(name, axis)
+    if not -rank <= axis < rank:
+        raise ValueError(f"{name}={axis} is outside x of rank {rank}")
+    return axis % rank
+
+
+def apply_rope(
+    x,
+    positions=None,
+    *,
+    base: float = 10000.0,
+    layout: str = "half-split",
+    sequence_axis: int | None = None,
+    feature_axis: int = -1,
+    rates=None,
+) -> np.ndarray:
     """Rotate queries or keys by their positions.
 
     Args:
-        x: an array of shape ``(..., length, depth)``: row ``p`` along the
-            second-to-last axis is the vector at ``positions[p]``; the depth
-            is even.
-        positions: a 1-D integer array of ``length`` positions; by default
+        x: the queries or keys: a floating-point or integer array with a
+            sequence axis and a feature axis of even size.
+        positions: integer positions, one per step: shape ``(length,)``, or
+            ``(batch, length)`` for one row of positions per entry of the
+            first axis (per-batch position ids). By default
             ``0, 1, ..., length - 1``.
-        base: the constant :math:`N` of the angle rates.
+        base: the constant :math:`N` of the angle rates (``rope_theta``,
+            ``max_wavelength``).
         layout: ``"half-split"`` or ``"interleaved"``: which features are
             rotated together.
+        sequence_axis: the axis of positions. Left out, ``x`` must be
+            ``(length, depth)`` or ``(batch, length, depth)``; a 4-D array is
+            refused, because ``(batch, length, heads, depth)`` (keras-hub,
+            GPT-J: ``sequence_axis=1``) and ``(batch, heads, length, depth)``
+            (``sequence_axis=2``) cannot be told apart.
+        feature_axis: the axis of features, the last by default.
+        rates: the ``depth // 2`` angle rates to use instead of ``base``'s,
+            e.g. from :mod:`pe_lib.rope_scaling`.
 
     Returns:
-        The rotated array, of the shape of ``x``; float32 if ``x`` is float32,
-        float64 otherwise. The angles are formed in float64.
+        The rotated array, of the shape of ``x`` and of its floating-point
+        dtype (float16 stays float16; integers give float64). The angles and
+        the rotation are computed in float64.
 
     Example:
         At position 1 the first pair turns by 1 radian, the second by 1/100:
@@ -111,43 +194,62 @@ def apply_rope(x, positions=None, *, base: float = 10000.0, layout: str = "half-
                [0.5403, 1.    , 0.8415, 0.01  ]])
     """
     x = np.asarray(x)
-    if x.ndim < 2:
-        raise ValueError(f"x must have shape (..., length, depth), got shape {x.shape}")
     if not (np.issubdtype(x.dtype, np.number) and np.all(np.isfinite(x))):
         raise ValueError("x must hold finite numbers")
+    if x.ndim < 2:
+        raise ValueError(f"x must have a sequence axis and a feature axis, got shape {x.shape}")
     layout = require_choice("layout", layout, LAYOUTS)
+    if sequence_axis is None:
+        if x.ndim > 3:
+            raise ValueError(
+                f"x has shape {x.shape}: say which axis holds the positions, e.g. sequence_axis=1 "
+                "for (batch, length, heads, depth) or sequence_axis=2 for (batch, heads, length, depth)"
+            )
+        sequence_axis = -2
+    sequence = _axis("sequence_axis", sequence_axis, x.ndim)
+    feature = _axis("feature_axis", feature_axis, x.ndim)
+    if sequence == feature:
+        raise ValueError(f"sequence_axis and feature_axis must differ, both are axis {sequence}")
     try:
-        depth = require_even("depth", x.shape[-1], reason=_ODD_DEPTH)
+        depth = require_even("depth", x.shape[feature], reason=_ODD_DEPTH)
     except ValueError as error:
-        raise ValueError(f"x: the last axis is the depth; {error}") from None
-    angles = rope_angles(_as_positions(positions, x.shape[-2]), depth, base=base)
-    cos, sin = np.cos(angles), np.sin(angles)
-    values = x.astype(np.float64)
-    if layout == "half-split":
-        first, second = values[..., : depth // 2], values[..., depth // 2 :]
-    else:
-        first, second = values[..., 0::2], values[..., 1::2]
-    rotated = np.empty_like(values)
-    new_first, new_second = first * cos - second * sin, first * sin + second * cos
-    if layout == "half-split":
-        rotated[..., : depth // 2], rotated[..., depth // 2 :] = new_first, new_second
-    else:
-        rotated[..., 0::2], rotated[..., 1::2] = new_first, new_second
-    return rotated.astype(np.float32) if x.dtype == np.float32 else rotated
+        raise ValueError(f"x: the feature axis has the depth; {error}") from None
+    moved = np.moveaxis(x, (sequence, feature), (-2, -1))
+    batch = x.shape[0] if x.ndim >= 3 and 0 not in (sequence, feature) else None
+    positions = _as_positions(positions, moved.shape[-2], batch)
+    angles = feature_angles(rope_angles(positions, depth, base=base, rates=rates), layout)
+    if angles.ndim == 3:  # (batch, length, depth): line the batch up with x's first axis
+        angles = angles.reshape(angles.shape[:1] + (1,) * (moved.ndim - 3) + angles.shape[1:])
+    values = moved.astype(np.float64)
+    rotated = values * np.cos(angles) + rotate_half(values, layout) * np.sin(angles)
+    dtype = x.dtype if np.issubdtype(x.dtype, np.floating) else np.float64
+    return np.moveaxis(rotated, (-2, -1), (sequence, feature)).astype(dtype, copy=False)
 
 
-def layout_permutation(depth: int) -> np.ndarray:
-    """The feature order that turns the interleaved layout into the half-split one.
+def rotation_tables(rates, *, digits: int = 4, digit_bits: int = 8) -> list[tuple[np.ndarray, np.ndarray]]:
+    r"""Cosine and sine tables that rotate by any position without forming its angle in float32.
 
-    For any ``x``, ``apply_rope(x[..., perm], layout="half-split")`` equals
-    ``apply_rope(x, layout="interleaved")[..., perm]``: the even features
-    first, then the odd ones.
+    A position :math:`m < 2^{32}` is written in base 256, :math:`m = \sum_k
+    c_k 256^k`; table ``k`` holds :math:`\cos` and :math:`\sin` of
+    :math:`c\,256^k\,\theta_i` for every digit :math:`c`, computed in float64
+    and reduced modulo :math:`2\pi`. A layer composes the rotations of the
+    digits of :math:`m` by angle addition (:class:`pe_lib.layers.RotaryEmbedding`).
 
-    >>> layout_permutation(6)
-    array([0, 2, 4, 1, 3, 5])
+    Returns:
+        ``digits`` pairs of float32 arrays of shape ``(256, len(rates))``.
+
+    >>> tables = rotation_tables([1.0, 0.01])
+    >>> len(tables), tables[0][0].shape
+    (4, (256, 2))
     """
-    depth = require_even("depth", depth, reason=_ODD_DEPTH)
-    return np.concatenate([np.arange(0, depth, 2), np.arange(1, depth, 2)])
+    rates = np.asarray(rates, dtype=np.float64)
+    radix = 2**digit_bits
+    tables = []
+    for level in range(digits):
+        angles = np.multiply.outer(np.arange(radix, dtype=np.float64) * float(radix**level), rates)
+        angles = np.mod(angles, 2.0 * math.pi)
+        tables.append((np.cos(angles).astype(np.float32), np.sin(angles).astype(np.float32)))
+    return tables
 
 
 def offset_score(offsets, depth: int, *, base: float = 10000.0) -> np.ndarray:
@@ -172,5 +274,7 @@ def offset_score(offsets, depth: int, *, base: float = 10000.0) -> np.ndarray:
         >>> offset_score([0, 1, 100], 4).round(4)
         array([1.    , 0.7701, 0.7013])
     """
+    from pe_lib.course.similarity import offset_similarity
+
     depth = require_even("depth", depth, reason=_ODD_DEPTH)
     return offset_similarity(offsets, depth, base=base) / (depth / 2)

@@ -19,8 +19,7 @@ import numpy as np
 
 from pe_lib._checks import require_choice, require_float_dtype, require_int
 from pe_lib.frequencies import angle_rates
-
-LAYOUTS = ("interleaved", "concatenated")
+from pe_lib.layouts import LAYOUTS, interleaved_to_half_split
 
 # Rows filled per block: large enough to amortise Python overhead, small
 # enough that one complex128 block stays in cache.
@@ -45,7 +44,8 @@ def sinusoidal_encoding(
             it ends with a sine column.
         base: the constant :math:`N` in :math:`N^{2i/d}`; ``10000`` in the paper.
         layout: ``"interleaved"`` (sin, cos, sin, cos, ...) as in the paper, or
-            ``"concatenated"`` (all sines, then all cosines).
+            ``"half-split"`` (all sines, then all cosines, the layout also
+            called "concatenated"; see :mod:`pe_lib.layouts`).
         start: position of the first row; row ``p`` encodes ``start + p``.
         dtype: a floating-point dtype for the result.
 
@@ -84,22 +84,9 @@ def sinusoidal_encoding(
         np.multiply(turn, within_block, out=product)
         table[first : first + rows] = interleaved[:rows]
 
-    if layout == "concatenated":
-        table = table[:, interleaved_to_concatenated(depth)]
+    if layout == "half-split":
+        table = table[:, interleaved_to_half_split(depth)]
     return table
-
-
-def interleaved_to_concatenated(depth: int) -> np.ndarray:
-    """Column order that turns the interleaved layout into the concatenated one.
-
-    ``table[:, interleaved_to_concatenated(d)]`` puts the sine columns
-    (even indices) first, then the cosine columns (odd indices).
-
-    >>> interleaved_to_concatenated(5)
-    array([0, 2, 4, 1, 3])
-    """
-    depth = require_int("depth", depth, minimum=1)
-    return np.concatenate([np.arange(0, depth, 2), np.arange(1, depth, 2)])
 
 
 def sine_and_cosine_counts(depth: int) -> tuple[int, int]:

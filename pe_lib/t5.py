@@ -21,7 +21,19 @@ the query (and the query itself) use buckets ``0 .. B - 1`` with
 :math:`n = i - j`, keys after it use ``B .. 2B - 1`` with :math:`n = j - i`.
 *Causal* (decoder) attention uses all ``num_buckets`` for keys at or before the
 query, and puts keys after it (which a causal mask hides anyway) in bucket 0.
-The logarithm is taken in float64.
+
+No logarithm is taken. The floor lands on :math:`k` exactly when
+:math:`n \ge E\,(D/E)^{k/(B-E)}`, that is when
+:math:`n^{B-E} E^{k} \ge D^{k} E^{B-E}`, a comparison of integers that Python
+makes exactly (:func:`bucket_thresholds`). A floating-point logarithm gets the
+distances where the formula lands on an integer wrong: with
+``num_buckets=20, max_distance=160``, offset :math:`-10` is in bucket 6, since
+:math:`\lfloor 5 \ln 2 / \ln 32 \rfloor = 1`, while the float64 quotient is
+0.9999999999999999. Names in the peers (Hugging Face's
+``_relative_position_bucket``, keras-hub's ``T5`` layers): the same
+``bidirectional``, ``num_buckets`` and ``max_distance``; their offset is
+``memory_position - query_position``, as here. The Keras layer is
+:class:`pe_lib.layers.T5RelativeBias`.
 """
 
 from __future__ import annotations
@@ -91,12 +103,45 @@ def relative_position_bucket(
     else:
         first = np.zeros_like(offsets)
         distance = np.maximum(-offsets, 0)
+    starts = _thresholds(per_direction, max_distance)
+    return first + np.searchsorted(starts, distance, side="right") - 1
+
+
+def _integer_root_ceiling(value: int, degree: int) -> int:
+    """The smallest integer ``r >= 0`` with ``r**degree >= value``, by bisection on integers."""
+    low, high = 0, 1 << (value.bit_length() // degree + 1)
+    while low < high:
+        middle = (low + high) // 2
+        if middle**degree >= value:
+            high = middle
+        else:
+            low = middle + 1
+    return low
+
+
+def _thresholds(per_direction: int, max_distance: int) -> np.ndarray:
+    """The smallest distance in each bucket of one direction (empty buckets repeat the next start)."""
     max_exact = per_direction // 2
-    # The distance is at least 1 wherever the log is used; np.maximum keeps log(0) out of the rest.
-    scaled = np.log(np.maximum(distance, 1) / max_exact) / np.log(max_distance / max_exact)
-    large = max_exact + np.floor(scaled * (per_direction - max_exact)).astype(np.int64)
-    large = np.minimum(large, per_direction - 1)
-    return first + np.where(distance < max_exact, distance, large)
+    steps = per_direction - max_exact
+    starts = list(range(max_exact + 1))  # 0 .. E - 1 exact, then E opens bucket E
+    for k in range(1, steps):
+        # smallest n with n**steps * E**k >= D**k * E**steps, i.e. n**steps >= D**k * E**(steps - k)
+        starts.append(max(_integer_root_ceiling(max_distance**k * max_exact ** (steps - k), steps), max_exact))
+    return np.array(starts, dtype=np.int64)
+
+
+def bucket_thresholds(*, bidirectional: bool = True, num_buckets: int = 32, max_distance: int = 128) -> np.ndarray:
+    """The smallest distance that falls in each bucket of one direction, exactly.
+
+    Entry ``b`` is the smallest distance :math:`n` whose bucket is at least
+    ``b``; the bucket of :math:`n` is the number of entries ``<= n`` minus one.
+    A bucket no distance falls in has the start of the next one.
+
+    >>> bucket_thresholds(num_buckets=20, max_distance=160)
+    array([ 0,  1,  2,  3,  4,  5, 10, 20, 40, 80])
+    """
+    _, per_direction, max_distance = _check_settings(bidirectional, num_buckets, max_distance)
+    return _thresholds(per_direction, max_distance)
 
 
 def bucket_matrix(
@@ -126,14 +171,12 @@ def bucket_starts(*, bidirectional: bool = True, num_buckets: int = 32, max_dist
     """The smallest distance back from the query (``i - j``) that falls in each backward bucket.
 
     The differences between neighbours are the bucket widths: one for the
-    exact buckets, then growing roughly geometrically.
+    exact buckets, then growing roughly geometrically; zero for a bucket that
+    no distance falls in (:func:`bucket_thresholds`).
 
     >>> bucket_starts()
     array([ 0,  1,  2,  3,  4,  5,  6,  7,  8, 12, 16, 23, 32, 46, 64, 91])
+    >>> bucket_starts(num_buckets=32, max_distance=9)
+    array([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 9, 9, 9, 9, 9, 9])
     """
-    bidirectional, per_direction, max_distance = _check_settings(bidirectional, num_buckets, max_distance)
-    distances = np.arange(max_distance + 1, dtype=np.int64)
-    buckets = relative_position_bucket(
-        -distances, bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance
-    )
-    return np.array([distances[buckets == b].min() for b in range(per_direction)], dtype=np.int64)
+    return bucket_thresholds(bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance)

@@ -102,3 +102,14 @@ def test_bad_input_names_the_argument(call, error, words):
     with pytest.raises(error) as raised:
         call()
     assert all(word in str(raised.value) for word in words)
+
+
+def test_a_block_far_into_a_long_sequence_is_the_offset_bias():
+    from pe_lib.alibi import alibi_block
+
+    queries, keys = np.array([10**7, 10**7 + 1]), np.arange(10**7 - 2, 10**7 + 2)
+    block = alibi_block(queries, keys, 8, dtype="float32")
+    assert block.dtype == np.float32 and block.shape == (8, 2, 4)
+    # Head 0 of 8 has slope 1/2 (the paper's first slope): -(i - j)/2, and -inf after the query.
+    np.testing.assert_array_equal(block[0], [[-1.0, -0.5, 0.0, -np.inf], [-1.5, -1.0, -0.5, 0.0]])
+    np.testing.assert_array_equal(alibi_block(np.arange(5), np.arange(5), 3), alibi_bias(5, 3))

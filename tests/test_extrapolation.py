@@ -7,22 +7,22 @@ from keras.ops import convert_to_numpy
 
 from pe_lib.alibi import alibi_bias
 from pe_lib.course.extrapolation import (
-    METHODS,
-    PositionalSelfAttention,
     answer_scores,
     extrapolation_model,
     query_task,
+    evaluate_with_scaling,
     run_extrapolation,
     with_query_token,
 )
 from pe_lib.course.order_classifier import order_accuracy
+from pe_lib.layers import PositionalSelfAttention
 from pe_lib.rope import apply_rope
 
 SMALL = {"depth": 8, "heads": 2}
 
 
 def layer_and_input(positions, steps=6, seed=0):
-    layer = PositionalSelfAttention(heads=2, key_dim=4, positions=positions)
+    layer = PositionalSelfAttention(heads=2, key_dim=4, method=positions)
     keras.utils.set_random_seed(seed)
     x = np.random.default_rng(seed).normal(size=(1, steps, 8)).astype("float32")
     layer(x)
@@ -70,7 +70,7 @@ def test_alibi_scores_are_the_plain_scores_plus_the_alibi_bias():
 
 @pytest.mark.parametrize("positions", ["rope", "alibi"])
 def test_scores_of_a_repeated_token_depend_only_on_the_offset(positions):
-    layer = PositionalSelfAttention(heads=2, key_dim=4, positions=positions)
+    layer = PositionalSelfAttention(heads=2, key_dim=4, method=positions)
     x = np.tile(np.random.default_rng(1).normal(size=(1, 1, 8)), (1, 9, 1)).astype("float32")
     layer(x)
     scores = convert_to_numpy(layer.scores(x))[0]
@@ -116,14 +116,14 @@ def test_same_seed_same_weights():
 
 
 def test_layer_config_round_trip():
-    layer = PositionalSelfAttention(heads=2, key_dim=4, positions="rope", base=500.0, name="a")
+    layer = PositionalSelfAttention(heads=2, key_dim=4, method="rope", base=500.0, name="a")
     clone = PositionalSelfAttention.from_config(layer.get_config())
-    assert (clone.heads, clone.key_dim, clone.positions, clone.base) == (2, 4, "rope", 500.0)
+    assert (clone.heads, clone.key_dim, clone.method, clone.base) == (2, 4, "rope", 500.0)
 
 
 def test_only_the_learned_model_refuses_longer_inputs():
     tokens, _ = query_task(2, 12, seed=0)
-    for method in METHODS:
+    for method in ("sinusoidal", "learned", "rope", "rope_pi", "rope_ntk", "alibi", "t5", "shaw", "none"):
         model = extrapolation_model(method, train_length=6, **SMALL)
         if method == "learned":
             with pytest.raises(ValueError, match="12 steps but max_length is 6"):
@@ -143,9 +143,9 @@ def test_a_short_alibi_run_learns_and_is_repeatable():
 @pytest.mark.parametrize(
     ("call", "error", "words"),
     [
-        (lambda: PositionalSelfAttention(2, 4, positions="t5"), ValueError, ["positions", "'t5'"]),
+        (lambda: PositionalSelfAttention(2, 4, method="t6"), ValueError, ["method", "'t6'"]),
         (lambda: PositionalSelfAttention(0, 4), ValueError, ["heads", "0"]),
-        (lambda: PositionalSelfAttention(2, 3, positions="rope"), ValueError, ["key_dim", "even", "3"]),
+        (lambda: PositionalSelfAttention(2, 3, method="rope"), ValueError, ["key_dim", "even", "3"]),
         (lambda: PositionalSelfAttention(2, 4)(np.zeros((2, 8), "float32")), ValueError, ["shape", "(2, 8)"]),
         (lambda: extrapolation_model("relative", train_length=8), ValueError, ["method", "'relative'"]),
         (lambda: extrapolation_model("rope", train_length=8, depth=10, heads=4), ValueError,
@@ -165,3 +165,16 @@ def test_bad_input_names_the_argument(call, error, words):
     with pytest.raises(error) as raised:
         call()
     assert all(word in str(raised.value) for word in words)
+
+
+def test_scaling_at_test_time_keeps_the_trained_weights_and_the_test_sequences():
+    options = {"train_length": 8, "test_lengths": (8, 16), "pairs": 200, "test_pairs": 40, "epochs": 1, **SMALL}
+    run = run_extrapolation("rope", **options)
+    plain = evaluate_with_scaling(run, "rope", (8, 16))
+    assert plain == run.accuracy  # same weights, same sequences, no scaling
+    for method in ("rope_pi", "rope_ntk", "rope_yarn"):
+        scaled = evaluate_with_scaling(run, method, (8, 16, 24))
+        assert scaled[8] == run.accuracy[8]  # scale 1 at the training length changes nothing
+        assert set(scaled) == {8, 16, 24} and all(0.0 <= value <= 1.0 for value in scaled.values())
+    with pytest.raises(ValueError, match="'alibi'"):
+        evaluate_with_scaling(run, "alibi", (16,))

@@ -33,7 +33,7 @@ def token_ids(shape, vocabulary_size):
 # missing here fails test_every_layer_has_an_example.
 EXAMPLES = {
     PositionalEncoding: LayerExample(
-        init_kwargs={"max_length": 12, "base": 500.0, "layout": "concatenated"},
+        init_kwargs={"max_length": 12, "base": 500.0, "layout": "half-split"},
         make_inputs=vectors((2, 6, 4)), mask="passes", bad_shape=(2, 6),
     ),
     LearnedPositionEmbedding: LayerExample(
@@ -96,14 +96,14 @@ def reference_table(length, depth, base=10000.0, layout="interleaved"):
     """The sinusoidal table from its definition, one Python math.sin/math.cos per entry.
 
     Column 2i holds sin(p / base**(2i/depth)) and column 2i+1 the cosine of the same
-    angle; "concatenated" puts every sine column before every cosine column.
+    angle; "half-split" puts every sine column before every cosine column.
     """
     table = np.empty((length, depth))
     for p in range(length):
         for k in range(depth):
             angle = p / base ** (2 * (k // 2) / depth)
             table[p, k] = math.sin(angle) if k % 2 == 0 else math.cos(angle)
-    if layout == "concatenated":
+    if layout == "half-split":
         table = np.concatenate([table[:, 0::2], table[:, 1::2]], axis=1)
     return table
 
@@ -126,7 +126,7 @@ def test_reference_table_by_hand():
     table = reference_table(2, 4)
     assert table[0].tolist() == [0.0, 1.0, 0.0, 1.0]
     assert table[1].tolist() == [math.sin(1), math.cos(1), math.sin(0.01), math.cos(0.01)]
-    assert reference_table(2, 4, layout="concatenated")[1].tolist() == [
+    assert reference_table(2, 4, layout="half-split")[1].tolist() == [
         math.sin(1), math.sin(0.01), math.cos(1), math.cos(0.01)
     ]
 
@@ -166,7 +166,7 @@ def test_odd_depth_matches_the_reference_and_ends_with_a_sine(depth):
     assert_float32_of(outputs[:, -1], [math.sin(p * last_rate) for p in range(30)])
 
 
-@pytest.mark.parametrize(("base", "layout"), [(10000.0, "concatenated"), (100.0, "interleaved"), (500.0, "concatenated")])
+@pytest.mark.parametrize(("base", "layout"), [(10000.0, "half-split"), (100.0, "interleaved"), (500.0, "half-split")])
 def test_base_and_layout_are_passed_on(base, layout):
     outputs = to_numpy(PositionalEncoding(12, base=base, layout=layout)(np.zeros((1, 12, 6), "float32")))[0]
     assert_float32_of(outputs, reference_table(12, 6, base=base, layout=layout))
@@ -224,7 +224,7 @@ def test_seed_front_end_shares_one_token_table():
     assert tuple(encoder_in.shape) == tuple(decoder_in.shape) == (None, None, 512)
     assert model.count_params() == 10000 * 512
     assert len(model.weights) == 1
-    learned = TokenAndPositionEmbedding(10000, 500, 512, position="learned")
+    learned = TokenAndPositionEmbedding(10000, 500, 512, method="learned")
     learned(encoder_inputs)
     assert learned.count_params() == 10000 * 512 + 500 * 512
 
@@ -264,7 +264,7 @@ def test_token_and_position_adds_the_table_to_the_token_vectors():
 def test_rows_no_sequence_reaches_are_not_trained():
     keras.utils.set_random_seed(1)
     tokens = keras.Input(shape=(None,), dtype="int32")
-    embed = TokenAndPositionEmbedding(12, 10, 4, position="learned")
+    embed = TokenAndPositionEmbedding(12, 10, 4, method="learned")
     model = keras.Model(tokens, keras.layers.Dense(1)(keras.layers.GlobalAveragePooling1D()(embed(tokens))))
     model.compile(optimizer="adam", loss="mse")
     before = to_numpy(embed.position_embedding.table)
@@ -298,7 +298,7 @@ def test_position_2049_is_not_rounded_to_2048_under_mixed_precision(policy, name
 @pytest.mark.parametrize("name", ["mixed_float16", "mixed_bfloat16"])
 def test_learned_table_is_kept_in_float32_under_mixed_precision(policy, name):
     policy(name)
-    embed = TokenAndPositionEmbedding(10, 8, 4, position="learned")
+    embed = TokenAndPositionEmbedding(10, 8, 4, method="learned")
     outputs = embed(np.ones((2, 3), "int32"))
     assert keras.backend.standardize_dtype(outputs.dtype) == embed.compute_dtype != "float32"
     assert keras.backend.standardize_dtype(embed.position_embedding.table.dtype) == "float32"
@@ -426,7 +426,7 @@ def test_learned_position_embedding_rejects_bad_max_length():
         ({"vocabulary_size": 0}, ValueError, ["vocabulary_size", "0"]),
         ({"embedding_dim": 4.0}, TypeError, ["embedding_dim", "4.0"]),
         ({"max_length": -1}, ValueError, ["max_length", "-1"]),
-        ({"position": "rotary"}, ValueError, ["position", "'rotary'"]),
+        ({"method": "rotary"}, ValueError, ["method", "'rotary'"]),
         ({"mask_zero": 1}, TypeError, ["mask_zero", "1"]),
         ({"scale_embeddings": "yes"}, TypeError, ["scale_embeddings", "'yes'"]),
         ({"base": -2.0}, ValueError, ["base", "-2.0"]),

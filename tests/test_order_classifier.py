@@ -5,7 +5,6 @@ import pytest
 from keras.ops import convert_to_numpy
 
 from pe_lib.course.order_classifier import (
-    POSITIONS,
     order_accuracy,
     order_classifier,
     run_order_experiment,
@@ -28,8 +27,8 @@ def test_parameter_counts_by_hand():
 
 def test_every_kind_maps_token_ids_to_one_logit():
     tokens, _ = marker_order_task(2, 7)
-    for positions in POSITIONS:
-        assert tuple(order_classifier(positions, max_length=8, blocks=2)(tokens).shape) == (4, 1)
+    for method in ("sinusoidal", "learned", "none"):
+        assert tuple(order_classifier(method, max_length=8, blocks=2)(tokens).shape) == (4, 1)
 
 
 def test_same_seed_same_weights():
@@ -96,7 +95,8 @@ def test_side_by_side_training_equals_training_alone(side_by_side):
 @pytest.mark.parametrize(
     ("kwargs", "error", "words"),
     [
-        ({"positions": "rotary"}, ValueError, ["positions", "'rotary'"]),
+        ({"method": "rotary"}, ValueError, ["method", "'rotary'"]),
+        ({"method": "rope"}, ValueError, ["method", "'rope'", "'sinusoidal'"]),
         ({"depth": 30, "heads": 4}, ValueError, ["depth", "30", "heads", "4"]),
         ({"heads": 0}, ValueError, ["heads", "0"]),
         ({"learning_rate": -1.0}, ValueError, ["learning_rate", "-1.0"]),
@@ -105,17 +105,17 @@ def test_side_by_side_training_equals_training_alone(side_by_side):
 )
 def test_order_classifier_rejects(kwargs, error, words):
     with pytest.raises(error) as raised:
-        order_classifier(**{"positions": "none", **kwargs})
+        order_classifier(**{"method": "none", **kwargs})
     assert all(word in str(raised.value) for word in words)
 
 
 @pytest.mark.parametrize(
-    ("kinds", "words"),
+    ("methods", "words"),
     [((), "at least one"), (("learned", "learned"), "at most once"), (("rotary",), "'rotary'")],
 )
-def test_run_order_experiments_rejects_bad_kinds(kinds, words):
+def test_run_order_experiments_rejects_bad_methods(methods, words):
     with pytest.raises(ValueError, match=words):
-        run_order_experiments(kinds)
+        run_order_experiments(methods)
 
 
 def test_run_order_experiment_rejects_bad_lengths():

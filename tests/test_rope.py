@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 import pe_lib
-from pe_lib.rope import LAYOUTS, apply_rope, layout_permutation, offset_score, rope_angles
+from pe_lib.layouts import LAYOUTS, interleaved_to_half_split
+from pe_lib.rope import apply_rope, offset_score, rope_angles
 
 even_depths = st.integers(min_value=1, max_value=16).map(lambda half: 2 * half)
 layouts = st.sampled_from(LAYOUTS)
@@ -65,7 +66,7 @@ def test_score_depends_only_on_the_offset(pair, m, n, shift, layout, base):
 
 @given(vectors(rows=5), st.lists(positions, min_size=5, max_size=5), bases)
 def test_layouts_agree_up_to_a_fixed_permutation(x, where, base):
-    perm = layout_permutation(x.shape[1])
+    perm = interleaved_to_half_split(x.shape[1])
     np.testing.assert_allclose(
         apply_rope(x[:, perm], where, layout="half-split", base=base),
         apply_rope(x, where, layout="interleaved", base=base)[:, perm],
@@ -74,13 +75,13 @@ def test_layouts_agree_up_to_a_fixed_permutation(x, where, base):
 
 
 def test_permutation_is_a_permutation_and_not_the_identity():
-    perm = layout_permutation(8)
+    perm = interleaved_to_half_split(8)
     assert sorted(perm.tolist()) == list(range(8)) and perm.tolist() != list(range(8))
 
 
 def test_leading_axes_and_float32_are_kept():
     x = np.random.default_rng(0).normal(size=(2, 3, 5, 4)).astype(np.float32)
-    rotated = apply_rope(x)
+    rotated = apply_rope(x, sequence_axis=-2)
     assert rotated.shape == x.shape and rotated.dtype == np.float32
     np.testing.assert_allclose(rotated[1, 2], apply_rope(x[1, 2].astype(np.float64)), rtol=1e-6, atol=1e-6)
 
@@ -119,9 +120,14 @@ def test_a_larger_base_stretches_the_wavelengths_and_slows_the_decay():
         (lambda: apply_rope(np.zeros((2, 4)), base=0.0), ValueError, ["base", "0.0"]),
         (lambda: apply_rope(np.zeros((2, 4)), positions=[0.0, 1.5]), TypeError, ["positions", "1.5"]),
         (lambda: apply_rope(np.zeros((2, 4)), positions=[0, 1, 2]), ValueError, ["positions", "(2,)", "(3,)"]),
-        (lambda: rope_angles([[0, 1]], 4), ValueError, ["positions", "(1, 2)"]),
+        (lambda: rope_angles([0.5], 4), TypeError, ["positions", "0.5"]),
+        (lambda: apply_rope(np.zeros((2, 3, 5, 4))), ValueError, ["sequence_axis", "(2, 3, 5, 4)"]),
+        (lambda: apply_rope(np.zeros((2, 4)), sequence_axis=3), ValueError, ["sequence_axis", "3"]),
+        (lambda: apply_rope(np.zeros((2, 4)), sequence_axis=1), ValueError, ["sequence_axis", "feature_axis"]),
+        (lambda: apply_rope(np.zeros((2, 3, 4)), positions=np.zeros((3, 3), int)), ValueError,
+         ["positions", "(3, 3)"]),
         (lambda: rope_angles([0], 0), ValueError, ["depth", "0"]),
-        (lambda: layout_permutation(7), ValueError, ["depth", "7"]),
+        (lambda: interleaved_to_half_split(0), ValueError, ["depth", "0"]),
         (lambda: offset_score([1], 3), ValueError, ["depth", "3"]),
     ],
 )
@@ -129,3 +135,54 @@ def test_bad_input_names_the_argument(call, error, words):
     with pytest.raises(error) as raised:
         call()
     assert all(word in str(raised.value) for word in words)
+
+
+def _rotate_pairs_by_hand(x, angles):
+    """Reference: rotate (x_i, x_{i+d/2}) by each angle with explicit 2 x 2 matrices."""
+    half = x.shape[-1] // 2
+    out = np.empty_like(x)
+    for i in range(half):
+        c, s = np.cos(angles[..., i]), np.sin(angles[..., i])
+        out[..., i] = c * x[..., i] - s * x[..., i + half]
+        out[..., i + half] = s * x[..., i] + c * x[..., i + half]
+    return out
+
+
+def test_explicit_axes_rotate_along_the_sequence_axis_not_the_heads():
+    # keras-hub and GPT-J: (batch, sequence, heads, head_dim)
+    x = np.random.default_rng(1).normal(size=(2, 5, 3, 8))
+    rotated = apply_rope(x, sequence_axis=1)
+    angles = np.arange(5)[:, None] * pe_lib.angle_rates(8)  # (sequence, pairs)
+    for head in range(3):
+        np.testing.assert_allclose(rotated[:, :, head], _rotate_pairs_by_hand(x[:, :, head], angles), atol=1e-12)
+    # the same numbers with the heads first
+    moved = apply_rope(np.swapaxes(x, 1, 2), sequence_axis=2)
+    np.testing.assert_allclose(np.swapaxes(moved, 1, 2), rotated, atol=1e-12)
+
+
+def test_per_batch_positions_rotate_each_row_by_its_own_positions():
+    x = np.random.default_rng(2).normal(size=(2, 4, 6))
+    positions = np.array([[0, 1, 2, 3], [10, 11, 12, 13]])
+    rotated = apply_rope(x, positions)
+    for row in range(2):
+        angles = positions[row][:, None] * pe_lib.angle_rates(6)
+        np.testing.assert_allclose(rotated[row], _rotate_pairs_by_hand(x[row], angles), atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_the_input_dtype_is_kept(dtype):
+    x = np.random.default_rng(3).normal(size=(6, 8)).astype(dtype)
+    rotated = apply_rope(x, np.arange(100, 106))
+    assert rotated.dtype == dtype
+    exact = apply_rope(x.astype(np.float64), np.arange(100, 106))
+    np.testing.assert_allclose(rotated.astype(np.float64), exact, rtol=0, atol=float(np.finfo(dtype).eps) * 4)
+
+
+def test_integer_input_gives_float64():
+    assert apply_rope(np.ones((2, 4), dtype=np.int32)).dtype == np.float64
+
+
+def test_rates_replace_the_base():
+    x = np.random.default_rng(4).normal(size=(5, 8))
+    rates = pe_lib.angle_rates(8, base=500.0)
+    np.testing.assert_allclose(apply_rope(x, rates=rates), apply_rope(x, base=500.0), atol=0)

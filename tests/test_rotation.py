@@ -127,3 +127,10 @@ def test_odd_codes_are_refused_naming_codes():
 def test_bad_input_names_the_argument(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+def test_rotate_encoding_returns_float64_as_documented_even_for_float32_codes():
+    codes = sinusoidal_encoding(4, 6)  # float32
+    rotated = rotate_encoding(codes, 3)
+    assert rotated.dtype == np.float64
+    np.testing.assert_allclose(rotated, sinusoidal_encoding(4, 6, start=3, dtype="float64"), atol=1e-6)

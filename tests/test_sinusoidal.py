@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pe_lib import interleaved_to_concatenated, sine_and_cosine_counts, sinusoidal_encoding
+from pe_lib import interleaved_to_half_split, sine_and_cosine_counts, sinusoidal_encoding
 
 lengths = st.integers(min_value=1, max_value=40)
 depths = st.integers(min_value=1, max_value=48)
@@ -106,7 +106,7 @@ def test_zero_length_gives_an_empty_table():
 
 
 def test_concatenated_layout_puts_sines_first():
-    table = sinusoidal_encoding(3, 6, layout="concatenated")
+    table = sinusoidal_encoding(3, 6, layout="half-split")
     rates = 10000.0 ** (-np.arange(3) * 2 / 6)
     angles = np.arange(3)[:, None] * rates
     np.testing.assert_allclose(table, np.hstack([np.sin(angles), np.cos(angles)]), atol=1e-7)
@@ -127,8 +127,8 @@ def test_squared_norm_is_half_the_depth(length, depth, start):
 @given(lengths, depths, starts)
 def test_layouts_are_a_column_permutation_of_each_other(length, depth, start):
     interleaved = sinusoidal_encoding(length, depth, start=start)
-    concatenated = sinusoidal_encoding(length, depth, start=start, layout="concatenated")
-    np.testing.assert_array_equal(interleaved[:, interleaved_to_concatenated(depth)], concatenated)
+    concatenated = sinusoidal_encoding(length, depth, start=start, layout="half-split")
+    np.testing.assert_array_equal(interleaved[:, interleaved_to_half_split(depth)], concatenated)
 
 
 @given(lengths, depths, st.integers(min_value=0, max_value=5000), st.integers(min_value=0, max_value=300))
@@ -143,3 +143,13 @@ def test_start_shifts_the_rows(length, depth, start, shift):
 def test_first_column_pair_ignores_the_base(depth, base):
     table = sinusoidal_encoding(4, depth, base=base)
     np.testing.assert_allclose(table[:, 0], np.sin(np.arange(4.0)), atol=1e-7)
+
+
+@pytest.mark.parametrize("start", [2**24 + 1, 2**24 + 3, 3 * 2**30 + 7])
+def test_rows_above_two_to_the_24_are_not_collapsed(start):
+    # In float32, 2**24 + 1 rounds to 2**24: a table whose positions are held in
+    # float32 would repeat rows here. Each row must match its own 40-digit reference.
+    table = sinusoidal_encoding(3, 8, start=start)
+    reference = np.array([reference_row(start + row, 8) for row in range(3)])
+    assert_correctly_rounded(table, reference, start + 2)
+    assert not np.array_equal(table[0], table[1])

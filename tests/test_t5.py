@@ -1,8 +1,10 @@
 """T5's relative-position buckets: hand-checked values and the properties of the definition."""
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from pe_lib.t5 import bucket_matrix, bucket_starts, relative_position_bucket
@@ -110,3 +112,76 @@ def test_bad_input_names_the_argument(call, error, words):
     with pytest.raises(error) as raised:
         call()
     assert all(word in str(raised.value) for word in words)
+
+
+# --- exactness: an independent reference with exact rational arithmetic -----------------
+
+
+def exact_bucket(offset: int, *, bidirectional: bool = True, num_buckets: int = 32, max_distance: int = 128) -> int:
+    """T5's bucket from its definition, the floor found by exact comparisons of fractions.
+
+    floor(ln(n/E) / ln(D/E) * (B - E)) is the largest k with (n/E)**(B-E) >= (D/E)**k.
+    """
+    per_direction = num_buckets // 2 if bidirectional else num_buckets
+    first = per_direction if bidirectional and offset > 0 else 0
+    distance = abs(offset) if bidirectional else max(-offset, 0)
+    exact = per_direction // 2
+    if distance < exact:
+        return first + distance
+    ratio, top = Fraction(distance, exact), Fraction(max_distance, exact)
+    k = 0
+    while ratio ** (per_direction - exact) >= top ** (k + 1):
+        k += 1
+    return first + min(exact + k, per_direction - 1)
+
+
+@pytest.mark.parametrize(
+    ("offset", "num_buckets", "max_distance", "bidirectional", "expected"),
+    [
+        (-10, 20, 160, True, 6),  # floor(5 ln 2 / ln 32) = 1; the float64 quotient is 0.9999999999999999
+        (10, 20, 160, True, 16),
+        (-20, 20, 160, True, 7),
+        (-80, 20, 160, True, 9),
+        (80, 20, 160, True, 19),
+        (-10, 10, 160, False, 6),
+        (-20, 20, 320, False, 12),  # causal: floor(10 ln 2 / ln 32) = 2
+    ],
+)
+def test_offsets_where_the_formula_lands_on_an_integer(offset, num_buckets, max_distance, bidirectional, expected):
+    options = {"num_buckets": num_buckets, "max_distance": max_distance, "bidirectional": bidirectional}
+    assert exact_bucket(offset, **options) == expected
+    assert int(relative_position_bucket(offset, **options)) == expected
+
+
+@given(
+    st.integers(min_value=-3000, max_value=3000),
+    st.integers(min_value=2, max_value=40),
+    st.integers(min_value=1, max_value=2000),
+    st.booleans(),
+)
+def test_every_setting_agrees_with_exact_arithmetic(offset, half, max_distance, bidirectional):
+    num_buckets = 2 * half if bidirectional else half
+    per_direction = half
+    assume(max_distance > per_direction // 2)
+    options = {"num_buckets": num_buckets, "max_distance": max_distance, "bidirectional": bidirectional}
+    assert int(relative_position_bucket(offset, **options)) == exact_bucket(offset, **options)
+
+
+@pytest.mark.parametrize(("num_buckets", "max_distance"), [(32, 9), (32, 10), (64, 17), (20, 160), (8, 4)])
+def test_bucket_starts_for_settings_with_empty_buckets(num_buckets, max_distance):
+    starts = bucket_starts(num_buckets=num_buckets, max_distance=max_distance)
+    per_direction = num_buckets // 2
+    assert starts.shape == (per_direction,) and np.all(np.diff(starts) >= 0)
+    for bucket, start in enumerate(starts):
+        # the smallest distance whose bucket is at least `bucket`, by brute force
+        smallest = next(n for n in range(10 * max_distance) if exact_bucket(-n, num_buckets=num_buckets,
+                                                                             max_distance=max_distance) >= bucket)
+        assert start == smallest
+
+
+def test_thirty_two_buckets_up_to_nine_leave_buckets_nine_to_fourteen_empty():
+    starts = bucket_starts(num_buckets=32, max_distance=9)
+    assert starts.tolist() == [0, 1, 2, 3, 4, 5, 6, 7, 8] + [9] * 7
+    assert set(relative_position_bucket(-np.arange(100), num_buckets=32, max_distance=9).tolist()) == set(
+        range(9)
+    ) | {15}

@@ -21,6 +21,10 @@ methods change the angle rates :math:`\theta_i = N^{-2i/d}` for a scale
 
 >>> scaled_angle_rates("rope_pi", 4, scale=2.0)
 array([0.5  , 0.005])
+
+The rates are computed once, in :mod:`pe_lib.rope_scaling`; this module
+gives the chapter its vocabulary and :func:`scaled_rope`, which runs a
+trained model with the rates of another method.
 """
 
 from __future__ import annotations
@@ -29,31 +33,14 @@ import contextlib
 
 import numpy as np
 
-from pe_lib._checks import require_choice, require_even, require_int, require_positive_float
-from pe_lib.frequencies import angle_rates
+from pe_lib._checks import require_choice
+from pe_lib.methods import method_names
+from pe_lib.rope import rotation_tables
+# yarn_ramp and yarn_attention_factor are imported for the chapter, which takes them from here.
+from pe_lib.rope_scaling import scaled_rates, yarn_attention_factor, yarn_ramp  # noqa: F401
 
-#: Plain RoPE and its three context-extension methods.
-METHODS = ("rope", "rope_pi", "rope_ntk", "rope_yarn")
-
-
-def yarn_ramp(rotations, alpha: float = 1.0, beta: float = 32.0) -> np.ndarray:
-    r"""YaRN's :math:`\gamma(r)`: 0 below ``alpha`` rotations, 1 above ``beta``, linear between.
-
-    >>> yarn_ramp([0.5, 1.0, 16.5, 32.0, 100.0])
-    array([0. , 0. , 0.5, 1. , 1. ])
-    """
-    alpha = require_positive_float("alpha", alpha)
-    beta = require_positive_float("beta", beta)
-    if beta <= alpha:
-        raise ValueError(f"beta must be larger than alpha, got alpha={alpha} and beta={beta}")
-    return np.clip((np.asarray(rotations, dtype=np.float64) - alpha) / (beta - alpha), 0.0, 1.0)
-
-
-def _require_scale(scale) -> float:
-    scale = require_positive_float("scale", scale)
-    if scale < 1.0:
-        raise ValueError(f"scale must be at least 1 (a longer context), got {scale}")
-    return scale
+#: Plain RoPE and its three context-extension methods, from the registry.
+METHODS = method_names("queries and keys")
 
 
 def scaled_angle_rates(
@@ -67,6 +54,9 @@ def scaled_angle_rates(
     beta: float = 32.0,
 ) -> np.ndarray:
     r"""The angle rates :math:`\theta'_i` of a RoPE model stretched by ``scale``.
+
+    :func:`pe_lib.rope_scaling.scaled_rates`, with the method checked against
+    :data:`METHODS`.
 
     Args:
         method: one of :data:`METHODS`.
@@ -84,38 +74,14 @@ def scaled_angle_rates(
     Example:
         NTK-aware scaling keeps the fastest pair and slows the slowest by ``scale``:
 
+        >>> from pe_lib.frequencies import angle_rates
         >>> rates = scaled_angle_rates("rope_ntk", 8, scale=4.0)
         >>> (rates / angle_rates(8)).round(4)
         array([1.    , 0.63  , 0.3969, 0.25  ])
     """
     method = require_choice("method", method, METHODS)
-    depth = require_even("depth", depth, reason="RoPE rotates the features in pairs")
-    scale = _require_scale(scale)
-    rates = angle_rates(depth, base=base)
-    if method == "rope":
-        return rates
-    if method == "rope_pi":
-        return rates / scale
-    if method == "rope_ntk":
-        if depth < 4:
-            raise ValueError(f"depth must be at least 4 for NTK-aware scaling, got {depth}")
-        return angle_rates(depth, base=base * scale ** (depth / (depth - 2)))
-    if original_length is None:
-        raise ValueError("original_length is needed for 'rope_yarn': the ramp counts rotations within it")
-    original_length = require_int("original_length", original_length, minimum=1)
-    keep = yarn_ramp(original_length * rates / (2 * np.pi), alpha, beta)
-    return (1.0 - keep) * rates / scale + keep * rates
-
-
-def yarn_attention_factor(scale: float) -> float:
-    r"""YaRN's :math:`\sqrt{1/t} = 0.1 \ln s + 1`, which multiplies queries and keys alike.
-
-    The scores are multiplied by its square; 1 at :math:`s = 1`.
-
-    >>> round(yarn_attention_factor(4.0), 4), yarn_attention_factor(1.0)
-    (1.1386, 1.0)
-    """
-    return 0.1 * float(np.log(_require_scale(scale))) + 1.0
+    return scaled_rates(method, depth, scale=scale, original_length=original_length, base=base,
+                        alpha=alpha, beta=beta)
 
 
 def attention_factor(method: str, scale: float) -> float:
@@ -133,9 +99,13 @@ def scaled_rope(model, method: str, scale: float, *, original_length: int):
     """Run a trained RoPE extrapolation model with stretched rates, inside a ``with`` block.
 
     The model comes from :func:`pe_lib.course.extrapolation.extrapolation_model`
-    with ``method="rope"``; its weights are not changed. Call it eagerly
-    (``model(tokens)``, as :func:`pe_lib.course.order_classifier.order_accuracy`
-    does) inside the block; the original rates come back on leaving it.
+    with ``method="rope"``; its weights are not changed. Its
+    :class:`~pe_lib.layers.RotaryEmbedding` gets the rates of ``method`` for the
+    duration of the block. Call the model eagerly (``model(tokens)``, as
+    :func:`pe_lib.course.order_classifier.order_accuracy` does) inside the
+    block; the original rates come back on leaving it.
+    :func:`pe_lib.course.extrapolation.evaluate_with_scaling` does the same
+    by building a second model with the trained weights.
 
     Example:
         >>> import keras
@@ -148,20 +118,18 @@ def scaled_rope(model, method: str, scale: float, *, original_length: int):
         True
     """
     attention = model.get_layer("attention")
-    if getattr(attention, "positions", None) != "rope":
+    if getattr(attention, "method", None) != "rope":
         raise ValueError(f"model must be a RoPE extrapolation model, got {model.name!r}")
+    rotary = attention.positions
+    if not rotary.built:  # build it now, or building at the first call would undo the swap
+        rotary.build((None, attention.heads, None, attention.key_dim))
     rates = scaled_angle_rates(
         method, attention.key_dim, scale=scale, base=attention.base, original_length=original_length
     )
-    factor = attention_factor(method, scale)
-    saved = attention._rates
-    rotate = attention._rotate
-    attention._rates = rates.astype("float32")
-    if factor != 1.0:
-        attention._rotate = lambda x, steps: rotate(x, steps) * factor
+    saved = rotary.rates, rotary._tables, rotary.attention_factor
+    rotary.rates, rotary._tables = rates, rotation_tables(rates)
+    rotary.attention_factor = attention_factor(method, scale)
     try:
         yield model
     finally:
-        attention._rates = saved
-        if factor != 1.0:
-            del attention._rotate
+        rotary.rates, rotary._tables, rotary.attention_factor = saved

@@ -14,6 +14,8 @@ table is :math:`T_m = m(\theta_0, \theta_0, \theta_1, \theta_1, \dots)`; for
 the ``"half-split"`` layout it is
 :math:`T_m = m(\theta_0, \dots, \theta_{d/2-1}, \theta_0, \dots, \theta_{d/2-1})`.
 
+This is how :func:`pe_lib.rope.apply_rope` itself computes it, with
+:func:`pe_lib.rope.feature_angles` and :func:`pe_lib.rope.rotate_half`.
 If the table follows one layout and the pairing the other, the two members of
 a pair turn by different angles. The map is then no longer a rotation: lengths
 change, and scores depend on where the query and key are, not only on how far
@@ -26,27 +28,8 @@ from __future__ import annotations
 import numpy as np
 
 from pe_lib._checks import require_choice, require_even, require_int
-from pe_lib.rope import LAYOUTS, rope_angles
-
-
-def _feature_angles(pair_angles: np.ndarray, layout: str) -> np.ndarray:
-    """Spread ``(length, depth/2)`` pair angles to one angle per feature, in ``layout``."""
-    if layout == "interleaved":
-        return np.repeat(pair_angles, 2, axis=-1)
-    return np.concatenate([pair_angles, pair_angles], axis=-1)
-
-
-def _partner(values: np.ndarray, layout: str) -> np.ndarray:
-    """Each feature replaced by its pair partner, the first member of the pair negated."""
-    partner = np.empty_like(values)
-    if layout == "interleaved":
-        partner[..., 0::2] = -values[..., 1::2]
-        partner[..., 1::2] = values[..., 0::2]
-    else:
-        half = values.shape[-1] // 2
-        partner[..., :half] = -values[..., half:]
-        partner[..., half:] = values[..., :half]
-    return partner
+from pe_lib.layouts import LAYOUTS
+from pe_lib.rope import feature_angles, rope_angles, rotate_half
 
 
 def apply_rope_with_tables(
@@ -105,9 +88,10 @@ def apply_rope_with_tables(
     elif np.shape(positions) != (length,):
         raise ValueError(f"positions must have shape ({length},), one per row of x; got shape {np.shape(positions)}")
 
-    angles = _feature_angles(rope_angles(positions, depth, base=base), table_layout)
+    # pe_lib.rope.apply_rope is this line with table_layout == layout.
+    angles = feature_angles(rope_angles(positions, depth, base=base), table_layout)
     values = x.astype(np.float64)
-    return values * np.cos(angles) + _partner(values, layout) * np.sin(angles)
+    return values * np.cos(angles) + rotate_half(values, layout) * np.sin(angles)
 
 
 def rope_scores(

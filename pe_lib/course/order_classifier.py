@@ -19,12 +19,17 @@ from collections.abc import Sequence
 import keras
 import numpy as np
 
-from pe_lib._checks import require_choice, require_int, require_positive_float
+from pe_lib._checks import require_int, require_positive_float
 from pe_lib.layers import TokenAndPositionEmbedding
+from pe_lib.methods import get_method, method_names
 from pe_lib.course.order_tasks import marker_order_task
 
-#: What the model adds to its token embeddings.
-POSITIONS = ("sinusoidal", "learned", "none")
+def _require_method(name: str, method: str) -> str:
+    entry = get_method(method)
+    if entry.acts_on not in ("input", "none"):
+        allowed = (*method_names("input"), *method_names("none"))
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))} for this model; got {method!r}")
+    return entry.name
 
 _DEFAULT_LEARNING_RATE = 3e-3
 
@@ -39,7 +44,7 @@ def _adam(learning_rate: float, decay_steps: int | None) -> keras.optimizers.Ada
 
 
 def order_classifier(
-    positions: str,
+    method: str,
     *,
     vocabulary_size: int = 16,
     max_length: int = 64,
@@ -54,7 +59,8 @@ def order_classifier(
     """A compiled Transformer encoder that outputs one logit per sequence.
 
     Args:
-        positions: ``"sinusoidal"``, ``"learned"`` or ``"none"``.
+        method: ``"sinusoidal"``, ``"learned"`` or ``"none"`` (the methods of
+            :mod:`pe_lib.methods` that act on the input, and none).
         vocabulary_size: number of token ids.
         max_length: longest sequence the position layer accepts (unused
             for ``"none"``, which accepts any length).
@@ -79,7 +85,7 @@ def order_classifier(
         >>> tuple(model(np.ones((3, 10), dtype="int32")).shape)
         (3, 1)
     """
-    positions = require_choice("positions", positions, POSITIONS)
+    method = _require_method("method", method)
     vocabulary_size = require_int("vocabulary_size", vocabulary_size, minimum=1)
     max_length = require_int("max_length", max_length, minimum=1)
     depth = require_int("depth", depth, minimum=1)
@@ -93,10 +99,10 @@ def order_classifier(
 
     keras.utils.set_random_seed(seed)
     tokens = keras.Input(shape=(None,), dtype="int32", name="tokens")
-    if positions == "none":
+    if method == "none":
         x = keras.layers.Embedding(vocabulary_size, depth, name="embedding")(tokens)
     else:
-        x = TokenAndPositionEmbedding(vocabulary_size, max_length, depth, position=positions, name="embedding")(tokens)
+        x = TokenAndPositionEmbedding(vocabulary_size, max_length, depth, method=method, name="embedding")(tokens)
     for block in range(1, blocks + 1):
         attended = keras.layers.MultiHeadAttention(heads, depth // heads, name=f"attention_{block}")(x, x)
         x = keras.layers.LayerNormalization(name=f"norm_{block}a")(x + attended)
@@ -104,7 +110,7 @@ def order_classifier(
         x = keras.layers.LayerNormalization(name=f"norm_{block}b")(x + keras.layers.Dense(depth, name=f"project_{block}")(expanded))
     pooled = keras.layers.GlobalAveragePooling1D(name="average")(x)
     logit = keras.layers.Dense(1, name="logit")(pooled)
-    model = keras.Model(tokens, logit, name=f"order_classifier_{positions}")
+    model = keras.Model(tokens, logit, name=f"order_classifier_{method}")
     model.compile(
         optimizer=optimizer,
         loss=keras.losses.BinaryCrossentropy(from_logits=True),
@@ -139,16 +145,17 @@ class OrderRun:
     """What :func:`run_order_experiment` returns.
 
     Attributes:
-        positions: ``"sinusoidal"``, ``"learned"`` or ``"none"``.
+        method: ``"sinusoidal"``, ``"learned"`` or ``"none"`` (the methods of
+            :mod:`pe_lib.methods` that act on the input, and none).
         model: the trained model.
         trainable_parameters: number of trained weights.
         train_accuracy: training accuracy after each epoch.
         test_accuracy: accuracy on fresh sequences, by sequence length.
         initial_position_table: the learned position table before training
-            (``None`` unless ``positions == "learned"``).
+            (``None`` unless ``method == "learned"``).
     """
 
-    positions: str
+    method: str
     model: keras.Model
     trainable_parameters: int
     train_accuracy: tuple[float, ...]
@@ -156,10 +163,10 @@ class OrderRun:
     initial_position_table: np.ndarray | None
 
 
-def run_order_experiment(positions: str, **options) -> OrderRun:
+def run_order_experiment(method: str, **options) -> OrderRun:
     """Train one :func:`order_classifier` on the marker-order task and test it.
 
-    The same as ``run_order_experiments((positions,), **options)[positions]``;
+    The same as ``run_order_experiments((method,), **options)[method]``;
     see :func:`run_order_experiments` for the options.
 
     Example:
@@ -167,11 +174,11 @@ def run_order_experiment(positions: str, **options) -> OrderRun:
         >>> run.test_accuracy
         {12: 0.5, 24: 0.5}
     """
-    return run_order_experiments((positions,), **options)[positions]
+    return run_order_experiments((method,), **options)[method]
 
 
 def run_order_experiments(
-    kinds: Sequence[str],
+    methods: Sequence[str],
     *,
     train_length: int = 12,
     test_lengths: Sequence[int] = (12, 24),
@@ -182,7 +189,7 @@ def run_order_experiments(
     seed: int = 0,
     **model_options,
 ) -> dict[str, OrderRun]:
-    """Train one :func:`order_classifier` per kind of positions on the same data, and test each.
+    """Train one :func:`order_classifier` per position method on the same data, and test each.
 
     Training sequences all have ``train_length`` steps; each test set is
     drawn afresh for its length. The position table gets
@@ -198,7 +205,7 @@ def run_order_experiments(
     compiled once instead of once per model.
 
     Args:
-        kinds: some of ``"sinusoidal"``, ``"learned"`` and ``"none"``, each once.
+        methods: some of ``"sinusoidal"``, ``"learned"`` and ``"none"``, each once.
         train_length: steps per training sequence.
         test_lengths: lengths to test at.
         pairs: mirror pairs in the training set (twice as many sequences;
@@ -211,16 +218,16 @@ def run_order_experiments(
         **model_options: passed on to :func:`order_classifier`.
 
     Returns:
-        A dictionary from each kind to its :class:`OrderRun`.
+        A dictionary from each method to its :class:`OrderRun`.
 
     Example:
         >>> runs = run_order_experiments(("none", "learned"), pairs=32, test_pairs=20, epochs=1)
         >>> list(runs), runs["none"].test_accuracy[24]
         (['none', 'learned'], 0.5)
     """
-    kinds = tuple(require_choice("kinds", kind, POSITIONS) for kind in kinds)
-    if not kinds or len(set(kinds)) != len(kinds):
-        raise ValueError(f"kinds must name each kind of positions at most once, and at least one; got {kinds!r}")
+    methods = tuple(_require_method("methods", method) for method in methods)
+    if not methods or len(set(methods)) != len(methods):
+        raise ValueError(f"methods must name each method at most once, and at least one; got {methods!r}")
     train_length = require_int("train_length", train_length, minimum=2)
     test_lengths = tuple(require_int("test_lengths", length, minimum=2) for length in test_lengths)
     pairs = require_int("pairs", pairs, minimum=1)
@@ -231,38 +238,39 @@ def run_order_experiments(
     model_options.setdefault("decay_steps", epochs * -(-2 * pairs // batch_size))
     seeds = [int(child.generate_state(1)[0]) for child in np.random.SeedSequence(seed).spawn(1 + len(test_lengths))]
 
-    models = {kind: order_classifier(kind, seed=seed, **model_options) for kind in kinds}
+    models = {method: order_classifier(method, seed=seed, **model_options) for method in methods}
     initial_tables = {
-        kind: model.get_layer("embedding").position_embedding.table.numpy() if kind == "learned" else None
-        for kind, model in models.items()
+        method: keras.ops.convert_to_numpy(model.get_layer("embedding").position_embedding.table)
+        if method == "learned" else None
+        for method, model in models.items()
     }
     tokens = keras.Input(shape=(None,), dtype="int32", name="tokens")
-    side_by_side = keras.Model(tokens, {kind: model(tokens) for kind, model in models.items()})
+    side_by_side = keras.Model(tokens, {method: model(tokens) for method, model in models.items()})
     side_by_side.compile(
         optimizer=_adam(
             model_options.get("learning_rate", _DEFAULT_LEARNING_RATE), model_options["decay_steps"]
         ),
-        loss={kind: keras.losses.BinaryCrossentropy(from_logits=True) for kind in kinds},
-        metrics={kind: [keras.metrics.BinaryAccuracy(threshold=0.0, name="accuracy")] for kind in kinds},
+        loss={method: keras.losses.BinaryCrossentropy(from_logits=True) for method in methods},
+        metrics={method: [keras.metrics.BinaryAccuracy(threshold=0.0, name="accuracy")] for method in methods},
     )
     train_tokens, train_labels = marker_order_task(pairs, train_length, seed=seeds[0])
     keras.utils.set_random_seed(seed)
     history = side_by_side.fit(
-        train_tokens, {kind: train_labels for kind in kinds},
+        train_tokens, {method: train_labels for method in methods},
         batch_size=batch_size, epochs=epochs, shuffle=True, verbose=0,
     )
     tests = [(length, *marker_order_task(test_pairs, length, seed=data_seed))
              for length, data_seed in zip(test_lengths, seeds[1:])]
     runs = {}
-    for kind, model in models.items():
-        accuracy_key = f"{kind}_accuracy" if f"{kind}_accuracy" in history.history else "accuracy"
-        runs[kind] = OrderRun(
-            positions=kind,
+    for method, model in models.items():
+        accuracy_key = f"{method}_accuracy" if f"{method}_accuracy" in history.history else "accuracy"
+        runs[method] = OrderRun(
+            method=method,
             model=model,
             trainable_parameters=int(sum(np.prod(weight.shape) for weight in model.trainable_weights)),
             train_accuracy=tuple(float(value) for value in history.history[accuracy_key]),
             test_accuracy={length: order_accuracy(model, test_tokens, test_labels)
                            for length, test_tokens, test_labels in tests},
-            initial_position_table=initial_tables[kind],
+            initial_position_table=initial_tables[method],
         )
     return runs

@@ -8,7 +8,8 @@ from keras import ops
 
 from pe_lib._checks import require_choice, require_int, require_positive_float
 from pe_lib.layers._length_check import check_steps
-from pe_lib.sinusoidal import LAYOUTS, sinusoidal_encoding
+from pe_lib.layouts import LAYOUTS
+from pe_lib.sinusoidal import sinusoidal_encoding
 
 
 def table_dtype(compute_dtype: str) -> str:
@@ -57,10 +58,16 @@ class PositionalEncoding(keras.layers.Layer):
     ``max_length`` raises ``ValueError`` (or, for a length known only at run
     time inside a compiled TensorFlow function, ``InvalidArgumentError``).
 
+    For cached decoding, one step at a time, ``layer(x, start=t)`` adds the
+    rows of positions ``t .. t + steps - 1`` (keras-hub's
+    ``SinePositionEncoding`` calls it ``start_index``); ``start + steps`` must
+    not exceed ``max_length``.
+
     Args:
-        max_length: the largest number of steps the layer accepts.
+        max_length: the largest number of positions the layer encodes.
         base: the constant ``N`` of the angle rates ``N**(-2i/depth)``.
-        layout: ``"interleaved"`` (sin, cos, sin, ...) or ``"concatenated"``.
+        layout: ``"interleaved"`` (sin, cos, sin, ...) or ``"half-split"``
+            (all sines, then all cosines).
         **kwargs: other arguments for ``keras.layers.Layer``, such as
             ``name`` and ``dtype``.
 
@@ -75,6 +82,9 @@ class PositionalEncoding(keras.layers.Layer):
     >>> tuple(outputs.shape)
     (2, 10, 16)
     >>> bool(np.allclose(outputs[1], pe_lib.sinusoidal_encoding(10, 16)))
+    True
+    >>> step = layer(np.zeros((2, 1, 16), dtype="float32"), start=9)
+    >>> bool(np.allclose(step[0], pe_lib.sinusoidal_encoding(1, 16, start=9)))
     True
     """
 
@@ -104,10 +114,21 @@ class PositionalEncoding(keras.layers.Layer):
             raise ValueError(f"{self.name} is not built yet: call it on an input first")
         return ops.convert_to_numpy(self._table)
 
-    def call(self, inputs):
+    def call(self, inputs, start=0):
         check_input_shape(type(self).__name__, inputs.shape, self.depth)
-        steps = check_steps(type(self).__name__, ops.shape(inputs)[-2], self.max_length)
-        return inputs + ops.cast(self._table[:steps], inputs.dtype)
+        if isinstance(start, int):
+            start = require_int("start", start, minimum=0)
+            if start == 0:
+                steps = check_steps(type(self).__name__, ops.shape(inputs)[-2], self.max_length)
+                return inputs + ops.cast(self._table[:steps], inputs.dtype)
+            steps = ops.shape(inputs)[-2]
+            if isinstance(steps, int) and start + steps > self.max_length:
+                raise ValueError(
+                    f"{type(self).__name__}: start={start} plus {steps} steps passes max_length "
+                    f"{self.max_length}; build the layer with a larger max_length"
+                )
+        rows = ops.slice(self._table, (start, 0), (ops.shape(inputs)[-2], self.depth))
+        return inputs + ops.cast(rows, inputs.dtype)
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape)

@@ -7,12 +7,8 @@ import math
 import keras
 from keras import ops
 
-from pe_lib._checks import require_choice, require_int, require_positive_float
-from pe_lib.layers.learned_position_embedding import LearnedPositionEmbedding
-from pe_lib.layers.positional_encoding import PositionalEncoding
-
-#: The kinds of position information :class:`TokenAndPositionEmbedding` can add.
-POSITION_KINDS = ("sinusoidal", "learned")
+from pe_lib._checks import require_int, require_positive_float
+from pe_lib.methods import get_method, method_names
 
 
 @keras.saving.register_keras_serializable(package="pe_lib")
@@ -22,8 +18,9 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
     The token ids of shape ``(batch, steps)`` go through a
     ``keras.layers.Embedding``; the result, optionally multiplied by
     ``sqrt(embedding_dim)`` as in the original Transformer, goes through a
-    :class:`~pe_lib.layers.PositionalEncoding` (``position="sinusoidal"``) or a
-    :class:`~pe_lib.layers.LearnedPositionEmbedding` (``position="learned"``).
+    :class:`~pe_lib.layers.PositionalEncoding` (``method="sinusoidal"``) or a
+    :class:`~pe_lib.layers.LearnedPositionEmbedding` (``method="learned"``):
+    the methods of :mod:`pe_lib.methods` that act on the input.
     With ``mask_zero=True`` token id 0 is padding and the layer outputs the
     token embedding's mask. Call one instance on several inputs (an encoder's
     and a decoder's) to share the token table and the position layer.
@@ -32,7 +29,7 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
         vocabulary_size: number of token ids, ``0 .. vocabulary_size - 1``.
         max_length: the largest number of steps the layer accepts.
         embedding_dim: size of each token and position vector.
-        position: ``"sinusoidal"`` or ``"learned"``.
+        method: ``"sinusoidal"`` or ``"learned"``.
         mask_zero: treat token id 0 as padding and output a mask.
         scale_embeddings: multiply the token vectors by ``sqrt(embedding_dim)``.
         base: the base ``N`` of the sinusoidal table (ignored when learned).
@@ -59,7 +56,7 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
         vocabulary_size: int,
         max_length: int,
         embedding_dim: int,
-        position: str = "sinusoidal",
+        method: str = "sinusoidal",
         mask_zero: bool = False,
         scale_embeddings: bool = False,
         base: float = 10000.0,
@@ -71,7 +68,12 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
         self.vocabulary_size = require_int("vocabulary_size", vocabulary_size, minimum=1)
         self.max_length = require_int("max_length", max_length, minimum=1)
         self.embedding_dim = require_int("embedding_dim", embedding_dim, minimum=1)
-        self.position = require_choice("position", position, POSITION_KINDS)
+        self.method = get_method(method).name
+        if get_method(method).acts_on != "input":
+            raise ValueError(
+                f"method must be one of {', '.join(map(repr, method_names('input')))} "
+                f"(added to the token vectors); got {method!r}"
+            )
         self.mask_zero = _require_bool("mask_zero", mask_zero)
         self.scale_embeddings = _require_bool("scale_embeddings", scale_embeddings)
         self.base = require_positive_float("base", base)
@@ -82,12 +84,13 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
             embeddings_initializer=self.embeddings_initializer,
             dtype=self.dtype_policy, name="token_embedding",
         )
-        if self.position == "sinusoidal":
-            self.position_embedding = PositionalEncoding(
+        layer = get_method(self.method).layer
+        if self.method == "sinusoidal":
+            self.position_embedding = layer(
                 self.max_length, base=self.base, dtype=self.dtype_policy, name="position_encoding"
             )
         else:
-            self.position_embedding = LearnedPositionEmbedding(
+            self.position_embedding = layer(
                 self.max_length, initializer=self.position_initializer,
                 dtype=self.dtype_policy, name="position_embedding",
             )
@@ -120,7 +123,7 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
                 "vocabulary_size": self.vocabulary_size,
                 "max_length": self.max_length,
                 "embedding_dim": self.embedding_dim,
-                "position": self.position,
+                "method": self.method,
                 "mask_zero": self.mask_zero,
                 "scale_embeddings": self.scale_embeddings,
                 "base": self.base,

@@ -1,0 +1,142 @@
+"""The registry of position methods: one name, one NumPy reference, one Keras layer each.
+
+Every experiment, chapter and assignment names a method by its key in
+:data:`METHODS` and looks it up with :func:`get_method`. Each entry says where
+the method acts:
+
+- ``"input"``: a vector added to each token vector (sinusoidal, learned);
+- ``"queries and keys"``: queries and keys rotated by their positions (RoPE
+  and its context-extension variants);
+- ``"scores"``: a bias added to the attention scores (ALiBi, T5, Shaw);
+- ``"none"``: no positions at all.
+
+Names in the peers (Hugging Face transformers, keras-hub):
+
+- ``sinusoidal``: keras-hub ``SinePositionEncoding``; Hugging Face's
+  ``create_sinusoidal_embeddings`` (half-split layout).
+- ``learned``: keras-hub ``PositionEmbedding``; Hugging Face's
+  ``position_embeddings`` (BERT, GPT-2).
+- ``rope``: keras-hub ``RotaryEmbedding`` (``max_wavelength``); Hugging Face's
+  ``rope_theta`` and ``rotate_half``.
+- ``rope_pi``: Hugging Face ``rope_scaling={"rope_type": "linear"}``;
+  keras-hub ``scaling_factor``.
+- ``rope_ntk``: Hugging Face ``rope_type="dynamic"`` (the same base change,
+  with the scale chosen from the current length).
+- ``rope_yarn``: Hugging Face ``rope_type="yarn"`` (``beta_fast=32``,
+  ``beta_slow=1``, ``attention_factor``).
+- ``alibi``: Hugging Face's ``build_alibi_tensor`` (BLOOM, MPT).
+- ``t5``: Hugging Face ``T5Attention._relative_position_bucket`` and
+  ``relative_attention_bias``; keras-hub ``T5`` layers.
+- ``shaw``: ``relative_key`` position embeddings of Hugging Face's BERT
+  (keys only); Shaw et al. learn tables for keys and values.
+
+>>> sorted(METHODS)[:4]
+['alibi', 'learned', 'none', 'rope']
+>>> get_method("rope_yarn").acts_on
+'queries and keys'
+>>> get_method("alibi").layer.__name__
+'AlibiBias'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+from collections.abc import Callable
+
+#: Where a method acts, the values of :attr:`PositionMethod.acts_on`.
+WHERE = ("input", "queries and keys", "scores", "none")
+
+
+@dataclasses.dataclass(frozen=True)
+class PositionMethod:
+    """One position method.
+
+    Attributes:
+        name: its key in :data:`METHODS`.
+        summary: one line saying what it does.
+        acts_on: one of :data:`WHERE`.
+        reference_path: dotted path of the NumPy reference function, or
+            ``None`` (``"learned"`` and ``"none"`` have no formula); the
+            function itself is :attr:`reference`.
+        layer_path: dotted path of the Keras layer class in :mod:`pe_lib.layers`,
+            or ``None`` for ``"none"``; the class itself is :attr:`layer`.
+        extrapolates: whether the method gives positions past the longest
+            sequence seen in training (a learned table does not).
+    """
+
+    name: str
+    summary: str
+    acts_on: str
+    reference_path: str | None
+    layer_path: str | None
+    extrapolates: bool = True
+
+    @property
+    def reference(self) -> Callable | None:
+        """The NumPy reference function."""
+        return None if self.reference_path is None else _load(self.reference_path)
+
+    @property
+    def layer(self) -> type | None:
+        """The Keras layer class (imports Keras on first use)."""
+        return None if self.layer_path is None else _load(self.layer_path)
+
+
+def _load(path: str):
+    module, _, name = path.rpartition(".")
+    return getattr(importlib.import_module(module), name)
+
+
+def _entry(name, summary, acts_on, reference, layer, extrapolates=True) -> tuple[str, PositionMethod]:
+    return name, PositionMethod(name, summary, acts_on, reference, layer, extrapolates)
+
+
+#: Every position method, by name.
+METHODS: dict[str, PositionMethod] = dict([
+    _entry("sinusoidal", "fixed sines and cosines of the position, added to the tokens", "input",
+           "pe_lib.sinusoidal.sinusoidal_encoding", "pe_lib.layers.PositionalEncoding"),
+    _entry("learned", "a trained vector per position, added to the tokens", "input",
+           None, "pe_lib.layers.LearnedPositionEmbedding", extrapolates=False),
+    _entry("rope", "queries and keys rotated by angles proportional to the position", "queries and keys",
+           "pe_lib.rope.apply_rope", "pe_lib.layers.RotaryEmbedding"),
+    _entry("rope_pi", "RoPE with every rate divided by the scale (position interpolation)", "queries and keys",
+           "pe_lib.rope_scaling.interpolation_rates", "pe_lib.layers.RotaryEmbedding"),
+    _entry("rope_ntk", "RoPE with the base raised to N s^(d/(d-2)) (NTK-aware)", "queries and keys",
+           "pe_lib.rope_scaling.ntk_rates", "pe_lib.layers.RotaryEmbedding"),
+    _entry("rope_yarn", "RoPE with slow pairs interpolated, fast ones kept, a ramp between (YaRN)",
+           "queries and keys", "pe_lib.rope_scaling.yarn_rates", "pe_lib.layers.RotaryEmbedding"),
+    _entry("alibi", "a per-head penalty proportional to the distance, on the scores", "scores",
+           "pe_lib.alibi.alibi_block", "pe_lib.layers.AlibiBias"),
+    _entry("t5", "a learned per-head scalar per bucket of offsets, on the scores", "scores",
+           "pe_lib.t5.relative_position_bucket", "pe_lib.layers.T5RelativeBias"),
+    _entry("shaw", "learned vectors per clipped offset, for keys and values", "scores",
+           "pe_lib.shaw.relative_scores", "pe_lib.layers.ShawRelativePositions"),
+    _entry("none", "no positions: attention sees a set", "none", None, None),
+])
+
+
+def get_method(method: str) -> PositionMethod:
+    """The registry entry of ``method``, or a ``ValueError`` listing the names.
+
+    >>> get_method("t5").summary
+    'a learned per-head scalar per bucket of offsets, on the scores'
+    >>> get_method("cosine")
+    Traceback (most recent call last):
+    ...
+    ValueError: method must be one of 'sinusoidal', 'learned', 'rope', 'rope_pi', 'rope_ntk', 'rope_yarn', 'alibi', 't5', 'shaw', 'none'; got 'cosine'
+    """
+    if not isinstance(method, str) or method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(map(repr, METHODS))}; got {method!r}")
+    return METHODS[method]
+
+
+def method_names(acts_on: str | None = None) -> tuple[str, ...]:
+    """The names of the methods, all or those acting on ``acts_on``.
+
+    >>> method_names("input")
+    ('sinusoidal', 'learned')
+    """
+    if acts_on is not None and acts_on not in WHERE:
+        raise ValueError(f"acts_on must be one of {', '.join(map(repr, WHERE))}; got {acts_on!r}")
+    return tuple(name for name, entry in METHODS.items() if acts_on in (None, entry.acts_on))
