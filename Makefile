@@ -1,11 +1,13 @@
 # Shortcuts for tasks.py, which does the work and needs only Python 3.
 PYTHON ?= python3
 
-.PHONY: book test notebooks lab bench assignments grade clean
+.PHONY: book test lock notebooks lab bench assignments grade clean
 book:      ## build the HTML book into _build/html
 	$(PYTHON) tasks.py book
 test:      ## every test: unit, property, doctest and nbval over the chapters
 	$(PYTHON) tasks.py test
+lock:      ## recompile requirements.lock from requirements.txt
+	$(PYTHON) tasks.py lock
 notebooks: ## re-execute the chapters in place and save their outputs
 	$(PYTHON) tasks.py notebooks
 lab:       ## open JupyterLab on the chapters, in the course's environment

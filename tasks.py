@@ -2,7 +2,10 @@
 """The course's front door. Needs only Python 3; everything else it installs.
 
     python3 tasks.py book        build the HTML book into _build/html
-    python3 tasks.py test        unit, property and doc tests, then every chapter under nbval
+    python3 tasks.py test        unit, property and doc tests, then every chapter under nbval,
+                                 then the layer tests again on Keras's JAX backend
+    python3 tasks.py lock        recompile requirements.lock from requirements.txt
+                                 [--upgrade | --upgrade-package NAME ...]
     python3 tasks.py notebooks   re-execute the chapters in place (after editing one)
     python3 tasks.py lab         open JupyterLab on the chapters, in the course's environment
                                  [extra options go to jupyter lab, e.g. --no-browser --port 8890]
@@ -15,8 +18,13 @@
                                  [--jobs N] [--assignment NAME]
 
 Each command creates the virtual environment ``.venv`` on first use and
-(re)installs ``requirements.txt`` whenever it or ``pyproject.toml`` changes.
-Extra arguments after ``test`` go to pytest, e.g. ``python3 tasks.py test -k rotation``.
+(re)installs the exact versions of ``requirements.lock`` whenever it,
+``requirements.txt`` or ``pyproject.toml`` changes. The lock is compiled for
+CPython 3.11 on x86-64 Linux; elsewhere the ranges of ``requirements.txt`` are
+installed instead (see the README).
+Extra arguments after ``test`` go to pytest, e.g. ``python3 tasks.py test -k rotation``
+(the TensorFlow pass only; run the JAX pass by hand with
+``KERAS_BACKEND=jax .venv/bin/python -m pytest tests/test_layers.py pe_lib/layers``).
 ``grade`` takes relative paths from the folder you run it in, and never writes
 into the submissions folder; the Classroom chapter of the book explains both.
 """
@@ -25,6 +33,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -35,6 +44,13 @@ ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 PYTHON = VENV / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
 STAMP = VENV / "requirements.sha256"
+REQUIREMENTS = ROOT / "requirements.txt"
+LOCK = ROOT / "requirements.lock"
+# The interpreter and platform the lock is compiled for (the course's reference machine).
+LOCK_PYTHON = "3.11.7"
+LOCK_PLATFORM = "x86_64-manylinux_2_28"
+# The tests that run a second time on Keras's JAX backend: every layer, and the layers' doctests.
+JAX_TESTS = ("tests/test_layers.py", "pe_lib/layers")
 CHAPTERS = ROOT / "chapters"
 
 # The same environment for every kernel that runs a chapter, so that outputs
@@ -48,24 +64,52 @@ KERNEL_ENV = {
 }
 
 
-def run(*command: str | Path, cwd: Path = ROOT) -> None:
+def run(*command: str | Path, cwd: Path = ROOT, env: dict[str, str] | None = None) -> None:
     print("+", " ".join(map(str, command)), flush=True)
-    subprocess.run(list(map(str, command)), cwd=cwd, check=True, env={**os.environ, **KERNEL_ENV})
+    subprocess.run(
+        list(map(str, command)), cwd=cwd, check=True, env={**os.environ, **KERNEL_ENV, **(env or {})}
+    )
+
+
+def lock_fits_this_machine() -> bool:
+    """True where the lock's wheels install: CPython 3.11 on x86-64 Linux."""
+    return (
+        sys.platform == "linux"
+        and platform.machine() == "x86_64"
+        and platform.python_implementation() == "CPython"
+        and sys.version_info[:2] == tuple(map(int, LOCK_PYTHON.split(".")[:2]))
+    )
 
 
 def ensure_environment() -> None:
-    """Create .venv and install the requirements, unless that is already done."""
+    """Create .venv and install the locked requirements, unless that is already done."""
+    requirements = LOCK if lock_fits_this_machine() else REQUIREMENTS
     wanted = hashlib.sha256(
-        (ROOT / "requirements.txt").read_bytes() + (ROOT / "pyproject.toml").read_bytes()
+        b"".join(path.read_bytes() for path in (REQUIREMENTS, LOCK, ROOT / "pyproject.toml"))
+        + str(requirements.name).encode()
     ).hexdigest()
     if not PYTHON.exists():
         print(f"Creating the virtual environment {VENV}", flush=True)
         venv.create(VENV, with_pip=True)
     if STAMP.exists() and STAMP.read_text().strip() == wanted:
         return
+    if requirements is REQUIREMENTS:
+        print(f"requirements.lock is compiled for CPython {LOCK_PYTHON[:4]} on x86-64 Linux; "
+              f"installing the ranges of requirements.txt instead (see the README).", flush=True)
     run(PYTHON, "-m", "pip", "install", "--upgrade", "pip")
-    run(PYTHON, "-m", "pip", "install", "-r", "requirements.txt")
+    # The lock's first line, `-e .`, installs pe_lib itself as an editable package.
+    run(PYTHON, "-m", "pip", "install", "-r", requirements.name)
     STAMP.write_text(wanted + "\n")
+
+
+def lock(*extra: str) -> None:
+    """Recompile requirements.lock; pinned versions are kept unless asked to upgrade."""
+    run(
+        PYTHON.parent / "uv", "pip", "compile", REQUIREMENTS.name, "--output-file", LOCK.name,
+        "--python-version", LOCK_PYTHON, "--python-platform", LOCK_PLATFORM,
+        "--custom-compile-command", "python3 tasks.py lock", "--quiet", *extra,
+    )
+    print(f"Wrote {LOCK.name}; the next command installs it.", flush=True)
 
 
 def book(*extra: str) -> None:
@@ -74,9 +118,12 @@ def book(*extra: str) -> None:
 
 
 def test(*extra: str) -> None:
+    """Everything on TensorFlow, then the layer tests on JAX; extra arguments: TensorFlow only."""
     ensure_browser()
     ensure_bubblewrap()
     run(PYTHON, "-m", "pytest", "-v", *extra)
+    if not extra:
+        run(PYTHON, "-m", "pytest", "-v", *JAX_TESTS, env={"KERAS_BACKEND": "jax"})
 
 
 def ensure_browser() -> None:
@@ -169,6 +216,7 @@ for path in sys.argv[1:]:
 COMMANDS = {
     "book": book,
     "test": test,
+    "lock": lock,
     "notebooks": notebooks,
     "lab": lab,
     "bench": bench,

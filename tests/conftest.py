@@ -1,13 +1,29 @@
-"""Shared by the grading tests: each assignment built once per session, on demand."""
+"""Settings shared by every test under tests/.
 
-from __future__ import annotations
+Hypothesis: one profile for the whole suite. Examples that build Keras layers or
+run NumPy on large arrays take a variable time on a shared 2-core machine, so no
+example has a deadline (a slow example is not a failing one). On CI (``CI`` set)
+the examples are derandomized: the same inputs on every run, so a failure can be
+reproduced and a pass means the same thing each time. ``HYPOTHESIS_PROFILE``
+picks a profile by name, e.g. ``HYPOTHESIS_PROFILE=thorough`` for a long search.
 
+The grading tests share one build of each assignment per session (``builds``).
+"""
+
+import os
 import threading
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from classroom.build import build_assignment
 from classroom.masters import ASSIGNMENTS
+
+_SHARED = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow], "print_blob": True}
+settings.register_profile("course", max_examples=100, **_SHARED)
+settings.register_profile("ci", max_examples=100, derandomize=True, **_SHARED)
+settings.register_profile("thorough", max_examples=2000, **_SHARED)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "course"))
 
 
 class Builds:

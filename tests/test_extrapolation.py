@@ -3,6 +3,7 @@
 import keras
 import numpy as np
 import pytest
+from keras.ops import convert_to_numpy
 
 from pe_lib.alibi import alibi_bias
 from pe_lib.course.extrapolation import (
@@ -42,17 +43,17 @@ def test_attention_is_causal(positions):
     layer, x = layer_and_input(positions)
     changed = x.copy()
     changed[0, 4:] += 1.0
-    before, after = layer(x).numpy(), layer(changed).numpy()
+    before, after = convert_to_numpy(layer(x)), convert_to_numpy(layer(changed))
     np.testing.assert_array_equal(before[0, :4], after[0, :4])
     assert not np.allclose(before[0, 4:], after[0, 4:])
 
 
 def test_rope_scores_match_pe_lib_rope():
     layer, x = layer_and_input("rope")
-    queries = (x[0] @ layer.query.kernel.numpy()).reshape(6, 2, 4).transpose(1, 0, 2)
-    keys = (x[0] @ layer.key.kernel.numpy()).reshape(6, 2, 4).transpose(1, 0, 2)
+    queries = (x[0] @ convert_to_numpy(layer.query.kernel)).reshape(6, 2, 4).transpose(1, 0, 2)
+    keys = (x[0] @ convert_to_numpy(layer.key.kernel)).reshape(6, 2, 4).transpose(1, 0, 2)
     expected = apply_rope(queries.astype(np.float64)) @ np.swapaxes(apply_rope(keys.astype(np.float64)), 1, 2) / 2
-    scores = layer.scores(x).numpy()[0]
+    scores = convert_to_numpy(layer.scores(x))[0]
     lower = np.tril(np.ones((6, 6), dtype=bool))
     np.testing.assert_allclose(scores[:, lower], expected[:, lower], rtol=1e-4, atol=1e-4)
     assert np.all(scores[:, ~lower] == -1e9)
@@ -62,7 +63,7 @@ def test_alibi_scores_are_the_plain_scores_plus_the_alibi_bias():
     alibi, x = layer_and_input("alibi")
     plain, _ = layer_and_input("none")
     plain.set_weights(alibi.get_weights())
-    difference = alibi.scores(x).numpy()[0] - plain.scores(x).numpy()[0]
+    difference = convert_to_numpy(alibi.scores(x))[0] - convert_to_numpy(plain.scores(x))[0]
     lower = np.tril(np.ones((6, 6), dtype=bool))
     np.testing.assert_allclose(difference[:, lower], alibi_bias(6, 2)[:, lower], rtol=0, atol=1e-5)
 
@@ -72,7 +73,7 @@ def test_scores_of_a_repeated_token_depend_only_on_the_offset(positions):
     layer = PositionalSelfAttention(heads=2, key_dim=4, method=positions)
     x = np.tile(np.random.default_rng(1).normal(size=(1, 1, 8)), (1, 9, 1)).astype("float32")
     layer(x)
-    scores = layer.scores(x).numpy()[0]
+    scores = convert_to_numpy(layer.scores(x))[0]
     for c in range(-8, 1):
         diagonal = np.diagonal(scores, offset=c, axis1=1, axis2=2)
         np.testing.assert_allclose(diagonal, diagonal[:, :1].repeat(diagonal.shape[1], axis=1), atol=1e-5)
@@ -83,7 +84,7 @@ def test_answer_scores_are_the_last_row_of_the_layer_scores():
         model = extrapolation_model(method, train_length=6, seed=2, **SMALL)
         tokens = np.array([[1] + [5] * 10 + [16]], dtype="int32")
         embedded = model.get_layer("embedding")(tokens)
-        last_row = model.get_layer("attention").scores(embedded).numpy()[0, :, -1, 0]
+        last_row = convert_to_numpy(model.get_layer("attention").scores(embedded))[0, :, -1, 0]
         np.testing.assert_allclose(answer_scores(model, 1, [11])[:, 0], last_row, rtol=1e-4, atol=1e-4)
 
 
@@ -96,7 +97,7 @@ def test_query_task_ends_with_the_query_token_and_keeps_mirror_pairs():
 def test_without_positions_mirror_pairs_get_the_same_answer():
     tokens, labels = query_task(100, 20, seed=5)
     model = extrapolation_model("none", train_length=20, seed=1, **SMALL)
-    logits = model(tokens).numpy()[:, 0]
+    logits = convert_to_numpy(model(tokens))[:, 0]
     np.testing.assert_allclose(logits[0::2], logits[1::2], rtol=1e-5, atol=1e-5)
     assert order_accuracy(model, tokens, labels) == 0.5
 
@@ -104,14 +105,14 @@ def test_without_positions_mirror_pairs_get_the_same_answer():
 @pytest.mark.parametrize("method", ["sinusoidal", "learned", "rope", "alibi"])
 def test_with_positions_mirror_pairs_are_told_apart(method):
     tokens, _ = query_task(50, 8, seed=5)
-    logits = extrapolation_model(method, train_length=8, seed=1, **SMALL)(tokens).numpy()[:, 0]
+    logits = convert_to_numpy(extrapolation_model(method, train_length=8, seed=1, **SMALL)(tokens))[:, 0]
     assert np.max(np.abs(logits[0::2] - logits[1::2])) > 1e-3
 
 
 def test_same_seed_same_weights():
     first, second = (extrapolation_model("rope", train_length=6, seed=3, **SMALL) for _ in range(2))
     for a, b in zip(first.weights, second.weights):
-        np.testing.assert_array_equal(a.numpy(), b.numpy())
+        np.testing.assert_array_equal(convert_to_numpy(a), convert_to_numpy(b))
 
 
 def test_layer_config_round_trip():

@@ -6,8 +6,15 @@ breaks it, and runs ``pytest --nbval`` on it in a subprocess with this
 repository's ``conftest.py`` and sanitizer.
 """
 
+import base64
+import copy
+import io
 from pathlib import Path
 
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # imported here: pytester forgets modules imported during a test
 import nbformat
 import pytest
 from nbclient import NotebookClient
@@ -58,3 +65,83 @@ def test_a_cell_that_raises_fails(pytester, recorded):
 def test_a_missing_output_fails(pytester, recorded):
     recorded.cells[0].outputs = []
     run_nbval(pytester, recorded).assert_outcomes(passed=len(CELLS) - 1, failed=1)
+
+
+# --- glued figures --------------------------------------------------------------------------
+# A chapter glues each figure with myst-nb; the record holds the PNG bytes beside the figure's
+# text form. The bytes are compared only in the locked environment (see conftest.py); the
+# numbers glued beside them always are. One notebook holds every case, so that nbval starts
+# one kernel per setting.
+
+FIGURE = (
+    "figure, axes = plt.subplots(figsize=(3, 2))\naxes.plot([0, 1, 2], [0, 1, 4])\n"
+    "glue('{name}', figure, display=False)\nplt.close(figure)"
+)
+GLUED_CELLS = [
+    "import matplotlib.pyplot as plt\nfrom myst_nb import glue",
+    FIGURE.format(name="unchanged"),  # Cell 1
+    FIGURE.format(name="redrawn"),  # Cell 2: other PNG bytes, same figure
+    FIGURE.format(name="resized"),  # Cell 3: the figure's text form changed
+    "glue('largest', 4, display=False)",  # Cell 4: a changed number
+    "glue('smallest', 0, display=False)",  # Cell 5: an unchanged number
+]
+PNG = "application/papermill.record/image/png"
+TEXT = "application/papermill.record/text/plain"
+
+
+def redrawn_png():
+    """The figure as a patch release of the plotting stack could write it: the same
+    plot, other bytes (here: another resolution)."""
+    figure, axes = plt.subplots(figsize=(3, 2))
+    axes.plot([0, 1, 2], [0, 1, 4])
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=50)
+    plt.close(figure)
+    return base64.b64encode(buffer.getvalue()).decode()
+
+
+@pytest.fixture(scope="module")
+def glued_executed():
+    """The notebook of GLUED_CELLS executed once for the module."""
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code) for code in GLUED_CELLS])
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    NotebookClient(notebook, kernel_name="python3", timeout=60).execute()
+    return notebook
+
+
+@pytest.fixture
+def glued(pytester, glued_executed):
+    """The executed notebook, changed as the comments on GLUED_CELLS say."""
+    pytester.makeconftest((ROOT / "conftest.py").read_text())
+    notebook = copy.deepcopy(glued_executed)
+    records = [cell.outputs[0]["data"] for cell in notebook.cells[1:]]
+    assert all(PNG in record for record in records[:3])
+    assert records[1][PNG] != redrawn_png()
+    records[1][PNG] = redrawn_png()
+    records[2][TEXT] = "<Figure size 640x320 with 1 Axes>"
+    records[3][TEXT] = "5"
+    return notebook
+
+
+@pytest.mark.parametrize(("compare", "failing"), [("0", [3, 4]), ("1", [2, 3, 4])])
+def test_figure_bytes_count_only_in_the_locked_environment(pytester, glued, monkeypatch, compare, failing):
+    monkeypatch.setenv("PE_COURSE_COMPARE_FIGURES", compare)
+    result = run_nbval(pytester, glued)
+    result.assert_outcomes(passed=len(GLUED_CELLS) - len(failing), failed=len(failing))
+    result.stdout.fnmatch_lines([f"FAILED chapter.ipynb::Cell {cell}*" for cell in failing])
+
+
+def test_the_lock_check_reads_pins(tmp_path):
+    import importlib.util
+    from importlib import metadata
+
+    spec = importlib.util.spec_from_file_location("root_conftest", ROOT / "conftest.py")
+    conftest = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conftest)
+    lock = tmp_path / "requirements.lock"
+    lock.write_text(f"-e .\nnumpy=={metadata.version('numpy')}\n    # via -r requirements.txt\n")
+    assert conftest.environment_matches_lock(lock)
+    assert not conftest.environment_matches_lock(tmp_path / "missing.lock")
+    lock.write_text("-e .\nnumpy==0.0.1\n")
+    conftest.environment_matches_lock.cache_clear()
+    assert not conftest.environment_matches_lock(lock)

@@ -252,7 +252,7 @@ def test_causal_mask_breaks_equivariance(keras_attention):
     assert permutation_gap(causal, x, [5, 3, 0, 1, 4, 2]) > 1e-2
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=10)
 @given(st.permutations(range(6)))
 def test_keras_attention_equivariant_for_every_permutation(keras_attention, permutation):
     layer, x = keras_attention

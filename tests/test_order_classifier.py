@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from keras.ops import convert_to_numpy
 
 from pe_lib.course.order_classifier import (
     order_accuracy,
@@ -33,19 +34,19 @@ def test_every_kind_maps_token_ids_to_one_logit():
 def test_same_seed_same_weights():
     first, second = (order_classifier("learned", seed=3) for _ in range(2))
     for a, b in zip(first.weights, second.weights):
-        np.testing.assert_array_equal(a.numpy(), b.numpy())
+        np.testing.assert_array_equal(convert_to_numpy(a), convert_to_numpy(b))
 
 
 def test_without_positions_mirror_pairs_get_the_same_logit():
     tokens, labels = marker_order_task(200, 12, seed=5)
-    logits = order_classifier("none", seed=1)(tokens).numpy()[:, 0]
+    logits = convert_to_numpy(order_classifier("none", seed=1)(tokens))[:, 0]
     np.testing.assert_allclose(logits[0::2], logits[1::2], rtol=1e-5, atol=1e-6)
     assert order_accuracy(order_classifier("none", seed=1), tokens, labels) == 0.5
 
 
 def test_with_positions_mirror_pairs_are_told_apart():
     tokens, _ = marker_order_task(50, 12, seed=5)
-    logits = order_classifier("sinusoidal", seed=1)(tokens).numpy()[:, 0]
+    logits = convert_to_numpy(order_classifier("sinusoidal", seed=1)(tokens))[:, 0]
     assert np.max(np.abs(logits[0::2] - logits[1::2])) > 1e-3
 
 
@@ -72,7 +73,7 @@ def test_short_training_learns_the_order_and_leaves_far_rows_untouched(side_by_s
     assert set(run.test_accuracy) == {12, 16}
     assert len(run.train_accuracy) == 4
     assert run.trainable_parameters == 9089 + 16 * 32
-    table = run.model.get_layer("embedding").position_embedding.table.numpy()
+    table = convert_to_numpy(run.model.get_layer("embedding").position_embedding.table)
     np.testing.assert_array_equal(table[12:], run.initial_position_table[12:])
     assert not np.allclose(table[:12], run.initial_position_table[:12])
 
@@ -86,7 +87,7 @@ def test_side_by_side_training_equals_training_alone(side_by_side):
     together = side_by_side["learned"]
     alone = run_order_experiment("learned", **TRAINING)
     for a, b in zip(together.model.weights, alone.model.weights):
-        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(convert_to_numpy(a), convert_to_numpy(b), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(together.train_accuracy, alone.train_accuracy, atol=1e-6)
     assert together.test_accuracy == alone.test_accuracy
 

@@ -41,6 +41,7 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
 
     Example:
 
+    >>> import keras
     >>> import numpy as np
     >>> from pe_lib.layers import TokenAndPositionEmbedding
     >>> embed = TokenAndPositionEmbedding(10000, 500, 512, mask_zero=True)

@@ -1,0 +1,62 @@
+"""The environment files agree with each other: requirements.txt, requirements.lock, pyproject.toml."""
+
+import re
+import tomllib
+from pathlib import Path
+
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def ranges():
+    """The requirements of requirements.txt (the editable ``-e .`` aside)."""
+    lines = (line.split("#")[0].strip() for line in (ROOT / "requirements.txt").read_text().splitlines())
+    return [Requirement(line) for line in lines if line and not line.startswith("-")]
+
+
+def pins():
+    found = {}
+    for line in (ROOT / "requirements.lock").read_text().splitlines():
+        match = re.match(r"([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?==(\S+)", line)
+        if match:
+            found[canonicalize_name(match.group(1))] = match.group(3)
+    return found
+
+
+def test_every_requirement_is_pinned_inside_its_range():
+    pinned = pins()
+    for requirement in ranges():
+        name = canonicalize_name(requirement.name)
+        assert name in pinned, f"{name} is in requirements.txt but not in requirements.lock: run tasks.py lock"
+        assert requirement.specifier.contains(pinned[name], prereleases=True), (
+            f"requirements.lock pins {name}=={pinned[name]}, outside {requirement.specifier}: "
+            "run python3 tasks.py lock"
+        )
+
+
+def test_cpu_jax_comes_with_its_matching_jaxlib():
+    pinned = pins()
+    assert pinned["jaxlib"] == pinned["jax"]
+
+
+def test_the_lock_installs_the_course_library_and_says_how_it_was_made():
+    lines = (ROOT / "requirements.lock").read_text().splitlines()
+    assert "-e ." in lines
+    assert "#    python3 tasks.py lock" in lines
+
+
+def test_keras_extra_leaves_the_backend_to_the_user():
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    names = {extra: {canonicalize_name(Requirement(r).name) for r in reqs} for extra, reqs in extras.items()}
+    assert names["keras"] == {"keras"}
+    assert "tensorflow" in names["tensorflow"] and "jax" in names["jax"]
+
+
+def test_library_dependencies_agree_with_requirements():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    required = {canonicalize_name(r.name): r.specifier for r in ranges()}
+    for line in project["dependencies"]:
+        dependency = Requirement(line)
+        assert required[canonicalize_name(dependency.name)] == dependency.specifier
