@@ -26,9 +26,10 @@ from keras import ops
 
 from pe_lib._checks import require_choice, require_int, require_positive_float
 from pe_lib.layers import LearnedPositionEmbedding, PositionalEncoding
+from pe_lib.methods import method_names
 
 #: What the model adds to its token vectors (names of the method registry).
-POSITIONS = ("sinusoidal", "learned", "none")
+POSITIONS = (*method_names("input"), "none")
 
 #: Token id 0 is reserved; 1 starts every decoder input; content starts at 2.
 START = 1

@@ -57,6 +57,8 @@ class AlibiBias(keras.layers.Layer):
         Returns:
             A ``(heads, query_length, key_length)`` tensor in the compute dtype.
         """
+        if len(queries.shape) < 2:
+            raise ValueError(f"{self.name}: queries must have shape (..., length, depth), got shape {tuple(queries.shape)}")
         query_length = ops.shape(queries)[-2]
         key_length = query_length if keys is None else ops.shape(keys)[-2]
         if query_start is None:

@@ -73,6 +73,8 @@ class ShawRelativePositions(keras.layers.Layer):
             The ``(..., query_length, key_length)`` terms
             :math:`q_i \cdot w^K_{ij} / \sqrt{d}`.
         """
+        if len(queries.shape) < 2:
+            raise ValueError(f"{self.name}: queries must have shape (..., length, depth), got shape {tuple(queries.shape)}")
         query_length = ops.shape(queries)[-2]
         key_length = query_length if keys is None else ops.shape(keys)[-2]
         vectors = ops.take(ops.cast(self.key_table, queries.dtype),
