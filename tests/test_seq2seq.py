@@ -83,6 +83,20 @@ def test_learned_positions_refuse_a_longer_input_sinusoidal_accepts_it():
     assert seq2seq.encoder_decoder("sinusoidal", max_length=16)(inputs).shape == (1, 10, 16)
 
 
+def test_parameter_counts_with_and_without_feed_forward_by_hand():
+    # Embedding 16*32; three attention layers of 2 heads of 16: query, key
+    # and value 3*(32*32 + 32) plus output 32*32 + 32; three layer norms 2*32;
+    # logits 32*16 + 16. A feed-forward layer: 32*64 + 64 + 64*32 + 32, and
+    # its layer norm 2*32; there are two, one per block.
+    attention = 3 * (32 * 32 + 32) + 32 * 32 + 32
+    without = 16 * 32 + 3 * attention + 3 * 2 * 32 + 32 * 16 + 16
+    with_feed_forward = without + 2 * (32 * 64 + 64 + 64 * 32 + 32 + 2 * 32)
+    small = seq2seq.encoder_decoder("none", feed_forward=False)
+    assert small.count_params() == without
+    assert seq2seq.encoder_decoder("none").count_params() == with_feed_forward
+    assert not [layer.name for layer in small.layers if "_ff" in layer.name]
+
+
 @pytest.mark.parametrize(
     ("call", "name"),
     [
@@ -91,6 +105,7 @@ def test_learned_positions_refuse_a_longer_input_sinusoidal_accepts_it():
         (lambda: seq2seq.reversal_task(3, 5, vocabulary_size=2), "vocabulary_size"),
         (lambda: seq2seq.encoder_decoder("rope"), "positions"),
         (lambda: seq2seq.encoder_decoder("none", depth=30, heads=4), "depth"),
+        (lambda: seq2seq.encoder_decoder("none", feed_forward="no"), "feed_forward"),
         (lambda: seq2seq.greedy_decode(_Copier(), np.array([3, 4])), "sources"),
         (lambda: seq2seq.exact_match([[1, 2]], [[1, 2, 3]]), "predictions"),
         (lambda: seq2seq.train_encoder_decoders(("none", "none")), "kinds"),

@@ -107,6 +107,7 @@ def encoder_decoder(
     hidden: int = 64,
     encoder_blocks: int = 1,
     decoder_blocks: int = 1,
+    feed_forward: bool = True,
     seed: int = 0,
 ) -> keras.Model:
     """An encoder-decoder Transformer from token ids to next-token logits.
@@ -118,7 +119,9 @@ def encoder_decoder(
     nothing (``"none"``). Each encoder block is self-attention and a
     feed-forward layer; each decoder block is causal self-attention,
     attention to the encoder's output, and a feed-forward layer; every
-    sub-layer has a residual connection and layer normalisation.
+    sub-layer has a residual connection and layer normalisation. With
+    ``feed_forward=False`` the blocks keep only their attention sub-layers,
+    a smaller model whose training step TensorFlow builds faster.
 
     Args:
         positions: ``"sinusoidal"``, ``"learned"`` or ``"none"``.
@@ -129,6 +132,7 @@ def encoder_decoder(
         heads: attention heads per attention layer.
         hidden: width of the feed-forward layers.
         encoder_blocks, decoder_blocks: how many blocks of each.
+        feed_forward: whether each block ends with a feed-forward layer.
         seed: seed of the initial weights.
 
     Returns:
@@ -151,6 +155,8 @@ def encoder_decoder(
     encoder_blocks = require_int("encoder_blocks", encoder_blocks, minimum=1)
     decoder_blocks = require_int("decoder_blocks", decoder_blocks, minimum=1)
     seed = require_int("seed", seed, minimum=0)
+    if not isinstance(feed_forward, bool):
+        raise TypeError(f"feed_forward must be True or False, got {feed_forward!r}")
     if depth % heads:
         raise ValueError(f"depth must be a multiple of heads, got depth={depth} and heads={heads}")
 
@@ -170,7 +176,8 @@ def encoder_decoder(
         name = f"encoder_{block}"
         attention = keras.layers.MultiHeadAttention(heads, depth // heads, name=f"{name}_attention")
         x = _residual(x, attention(x, x), f"{name}_norm")
-        x = _feed_forward(x, depth, hidden, f"{name}_ff")
+        if feed_forward:
+            x = _feed_forward(x, depth, hidden, f"{name}_ff")
     memory = x
 
     y = front_end(decoder_inputs)
@@ -180,7 +187,8 @@ def encoder_decoder(
         y = _residual(y, self_attention(y, y, use_causal_mask=True), f"{name}_self_norm")
         cross_attention = keras.layers.MultiHeadAttention(heads, depth // heads, name=f"{name}_cross")
         y = _residual(y, cross_attention(y, memory), f"{name}_cross_norm")
-        y = _feed_forward(y, depth, hidden, f"{name}_ff")
+        if feed_forward:
+            y = _feed_forward(y, depth, hidden, f"{name}_ff")
     logits = keras.layers.Dense(vocabulary_size, name="logits")(y)
     return keras.Model([sources, decoder_inputs], logits, name=f"encoder_decoder_{positions}")
 
