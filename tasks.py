@@ -126,30 +126,34 @@ def test(*extra: str) -> None:
         run(PYTHON, "-m", "pytest", "-v", *JAX_TESTS, env={"KERAS_BACKEND": "jax"})
 
 
-def ensure_browser() -> None:
-    """tests/test_book.py reads the book in Chromium: install Debian's if none is found."""
-    if any(shutil.which(name) for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")):
+def ensure_debian_package(package: str, commands: tuple[str, ...], missing: str) -> None:
+    """Install Debian's ``package`` when none of ``commands`` is found and apt can run as root."""
+    if any(shutil.which(name) for name in commands):
         return
     if shutil.which("apt-get") and hasattr(os, "geteuid") and os.geteuid() == 0:
         os.environ["DEBIAN_FRONTEND"] = "noninteractive"
         run("apt-get", "update", "-qq")
-        run("apt-get", "install", "-y", "-qq", "--no-install-recommends", "chromium")
+        run("apt-get", "install", "-y", "-qq", "--no-install-recommends", package)
     else:
-        print("No Chromium found and it cannot be installed here: the browser tests will fail. "
-              "Install chromium, or set PE_COURSE_SKIP_BROWSER=1 to skip them on purpose.", flush=True)
+        print(missing, flush=True)
+
+
+def ensure_browser() -> None:
+    """tests/test_book.py reads the book in Chromium: install Debian's if none is found."""
+    ensure_debian_package(
+        "chromium", ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"),
+        "No Chromium found and it cannot be installed here: the browser tests will fail. "
+        "Install chromium, or set PE_COURSE_SKIP_BROWSER=1 to skip them on purpose.",
+    )
 
 
 def ensure_bubblewrap() -> None:
     """Grading runs each submission in bubblewrap: install Debian's if it is missing."""
-    if shutil.which("bwrap"):
-        return
-    if shutil.which("apt-get") and hasattr(os, "geteuid") and os.geteuid() == 0:
-        os.environ["DEBIAN_FRONTEND"] = "noninteractive"
-        run("apt-get", "update", "-qq")
-        run("apt-get", "install", "-y", "-qq", "--no-install-recommends", "bubblewrap")
-    else:
-        print("No bubblewrap (bwrap) found and it cannot be installed here: grading will refuse "
-              "to run. Install it (Debian/Ubuntu: sudo apt-get install bubblewrap).", flush=True)
+    ensure_debian_package(
+        "bubblewrap", ("bwrap",),
+        "No bubblewrap (bwrap) found and it cannot be installed here: grading will refuse "
+        "to run. Install it (Debian/Ubuntu: sudo apt-get install bubblewrap).",
+    )
 
 
 def notebooks(*names: str) -> None:

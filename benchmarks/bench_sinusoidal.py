@@ -14,7 +14,7 @@ Run it with ``python3 tasks.py bench``.
 from __future__ import annotations
 
 import argparse
-import time
+import timeit
 
 import numpy as np
 
@@ -27,12 +27,7 @@ TARGET_ERROR = 1e-6
 
 def best_time(function, repeats: int) -> float:
     """The fastest of ``repeats`` calls, in seconds."""
-    best = float("inf")
-    for _ in range(repeats):
-        began = time.perf_counter()
-        function()
-        best = min(best, time.perf_counter() - began)
-    return best
+    return min(timeit.repeat(function, number=1, repeat=repeats))
 
 
 def main() -> None:
