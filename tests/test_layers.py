@@ -59,14 +59,16 @@ EXAMPLES = {
         init_kwargs={"method": "rope_yarn", "base": 500.0, "scale": 2.0, "original_length": 8, "sequence_axis": 1},
         make_inputs=vectors((2, 6, 3, 8)), bad_shape=(2, 6, 3, 7),
     ),
-    AlibiBias: LayerExample(init_kwargs={"heads": 4}, make_inputs=vectors((2, 4, 6, 8)), bad_shape=(6,)),
+    # The bias layers read the attention inputs (batch, steps, depth): (batch, heads, steps, steps).
+    AlibiBias: LayerExample(init_kwargs={"heads": 4}, make_inputs=vectors((2, 6, 8)), bad_shape=(6,),
+                            masked_below=-3e4),
     T5RelativeBias: LayerExample(
         init_kwargs={"heads": 4, "num_buckets": 8, "max_distance": 16, "embeddings_initializer": "random_normal"},
-        make_inputs=vectors((2, 4, 6, 8)), trainable=True, bad_shape=(6,),
+        make_inputs=vectors((2, 6, 8)), trainable=True, bad_shape=(6,),
     ),
     ShawRelativePositions: LayerExample(
         init_kwargs={"max_distance": 2, "initializer": "random_normal"},
-        make_inputs=vectors((2, 4, 6, 8)), trainable=True, bad_shape=(6,),
+        make_inputs=vectors((2, 4, 6, 8)), trainable=True, bad_shape=(6,), outside_call=("value_table",),
     ),
     PositionalSelfAttention: LayerExample(
         init_kwargs={"heads": 2, "key_dim": 4, "method": "t5"},
@@ -96,43 +98,23 @@ def policy():
 
 @pytest.mark.parametrize("check", sorted(CHECKS))
 @pytest.mark.parametrize("layer_class", layer_classes(), ids=lambda layer: layer.__name__)
-def test_harness(layer_class, check, request):
+def test_harness(layer_class, check):
     if layer_class not in EXAMPLES:
         pytest.fail(f"{layer_class.__name__} has no entry in EXAMPLES")
-    if (layer_class, check) in KNOWN_GAPS:
-        request.applymarker(pytest.mark.xfail(reason=KNOWN_GAPS[layer_class, check], strict=True))
     CHECKS[check](layer_class, EXAMPLES[layer_class])
-
-
-_BIAS = "a scores bias is (heads, queries, keys), not batch-first: the harness's symbolic call and fit step expect batch-first"
-#: Harness checks the attention-side layers do not pass yet; strict, so a fix shows up as XPASS.
-KNOWN_GAPS = {
-    (AlibiBias, "symbolic_and_eager"): _BIAS,
-    (AlibiBias, "training_step"): _BIAS,
-    (AlibiBias, "mixed_precision"): "the causal mask's -1e9 overflows to -inf in float16",
-    (T5RelativeBias, "symbolic_and_eager"): _BIAS,
-    (T5RelativeBias, "training_step"): _BIAS,
-    (ShawRelativePositions, "symbolic_and_eager"): "no compute_output_shape for unknown lengths yet",
-    (ShawRelativePositions, "training_step"): "no compute_output_shape for unknown lengths yet",
-    (RotaryEmbedding, "mixed_precision"): "keeps the input dtype (float32 in, float32 out) under mixed_float16",
-    (PositionalSelfAttention, "mixed_precision"): "the -1e9 mask overflows in float16",
-}
 
 
 @pytest.fixture(scope="module")
 def fresh_process_results(tmp_path_factory):
     """Every example saved as a .keras model and loaded again in one new process."""
     folder = tmp_path_factory.mktemp("saved_layers")
-    saved = {layer.__name__: (layer, example) for layer, example in EXAMPLES.items()
-             if (layer, "symbolic_and_eager") not in KNOWN_GAPS}  # those cannot be built symbolically yet
+    saved = {layer.__name__: (layer, example) for layer, example in EXAMPLES.items()}
     save_for_fresh_process(saved, folder)
     return load_in_fresh_process(folder)
 
 
 @pytest.mark.parametrize("layer_class", layer_classes(), ids=lambda layer: layer.__name__)
-def test_harness_saved_model_loads_in_a_fresh_process(layer_class, fresh_process_results, request):
-    if (layer_class, "symbolic_and_eager") in KNOWN_GAPS:
-        request.applymarker(pytest.mark.xfail(reason=KNOWN_GAPS[layer_class, "symbolic_and_eager"], strict=True))
+def test_harness_saved_model_loads_in_a_fresh_process(layer_class, fresh_process_results):
     assert fresh_process_results.get(layer_class.__name__) == layer_class.__name__, fresh_process_results
 
 
