@@ -20,7 +20,11 @@ class AlibiBias(keras.layers.Layer):
     ``(batch, k, depth)``), of which only the shapes are read, it returns the
     bias ``(batch, heads, q, k)``, ready to add to the scores of a
     multi-head attention. Without a batch axis, queries ``(q, depth)`` give
-    ``(heads, q, k)``, the shape of the NumPy reference. The layer has no
+    ``(heads, q, k)``, the shape of the NumPy reference. (keras-hub's
+    ``AlibiBias`` takes the scores instead and returns them with the bias
+    added; returning the bias alone lets a caller choose the block of
+    positions, ``query_start`` and ``key_start``, as in cached decoding.)
+    The layer has no
     weights and keeps no table: each call builds the bias of the block of
     queries and keys it is asked for, so a long sequence, or one query at a
     time in cached decoding, costs only that block. The distances are formed
