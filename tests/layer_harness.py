@@ -12,11 +12,12 @@ current Keras backend:
   eager call's shape and dtype, and a model built from it computes the eager
   call's values;
 - :func:`check_training_step`: ``fit`` runs on a tiny batch, changes every
-  trainable weight of a trainable layer and nothing of a fixed one;
+  trainable weight that the call reads and nothing of a fixed one;
 - :func:`check_mask`: a Keras mask reaches a downstream layer (padding does not
   change a masked average) where the layer passes or makes one;
-- :func:`check_mixed_precision`: under ``mixed_float16`` the output is float16,
-  the weights stay float32, and the values are close to the float32 ones;
+- :func:`check_mixed_precision`: under ``mixed_float16`` the output is float16
+  and finite, the weights stay float32, and the values are close to the
+  float32 ones (masked entries aside, which must be the same);
 - :func:`check_bad_shape`: an input of the wrong rank raises ``ValueError``
   naming that shape;
 - :func:`save_for_fresh_process` and :func:`load_in_fresh_process`: a model
@@ -53,6 +54,13 @@ class LayerExample:
         bad_shape: an input shape the layer must refuse with ``ValueError``.
         float16_tolerance: largest absolute difference allowed between the
             ``mixed_float16`` and float32 outputs.
+        masked_below: outputs at or below this value are masked entries
+            (each dtype holds its own large negative score there): both
+            policies must mask the same entries, and only the others are
+            compared; ``None`` when the layer masks nothing.
+        outside_call: names of trainable weights that calling the layer does
+            not read (Shaw's ``value_table``, used by ``value_term``): the
+            fit step must leave them as they were.
     """
 
     init_kwargs: dict
@@ -61,6 +69,8 @@ class LayerExample:
     mask: str | None = None
     bad_shape: tuple = ()
     float16_tolerance: float = 2e-2
+    masked_below: float | None = None
+    outside_call: tuple = ()
 
 
 def to_numpy(value) -> np.ndarray:
@@ -128,8 +138,13 @@ def check_training_step(layer_class, example: LayerExample) -> None:
         f"{layer_class.__name__} has {len(before)} trainable weights; the table says "
         f"trainable={example.trainable}"
     )
+    names = {weight.name for weight in layer.trainable_weights}
+    assert set(example.outside_call) <= names, (example.outside_call, names)
     for weight, old in zip(layer.trainable_weights, before):
-        assert not np.array_equal(to_numpy(weight), old), f"{weight.path} did not change"
+        if weight.name in example.outside_call:
+            np.testing.assert_array_equal(to_numpy(weight), old)
+        else:
+            assert not np.array_equal(to_numpy(weight), old), f"{weight.path} did not change"
     for weight, old in zip(layer.non_trainable_weights, fixed_before):
         np.testing.assert_array_equal(to_numpy(weight), old)
 
@@ -177,7 +192,15 @@ def check_mixed_precision(layer_class, example: LayerExample) -> None:
     assert keras.backend.standardize_dtype(outputs.dtype) == "float16"
     for weight in half.weights:
         assert keras.backend.standardize_dtype(weight.dtype) == "float32", weight.path
-    difference = np.abs(to_numpy(outputs).astype(np.float64) - reference.astype(np.float64))
+    half_outputs = to_numpy(outputs).astype(np.float64)
+    assert np.isfinite(half_outputs).all(), "float16 outputs overflowed"
+    reference = reference.astype(np.float64)
+    if example.masked_below is not None:
+        masked = reference <= example.masked_below
+        assert masked.any(), "the example masks nothing: masked_below is not tested"
+        np.testing.assert_array_equal(half_outputs <= example.masked_below, masked)
+        half_outputs, reference = half_outputs[~masked], reference[~masked]
+    difference = np.abs(half_outputs - reference)
     assert difference.max() <= example.float16_tolerance, difference.max()
 
 

@@ -59,14 +59,16 @@ EXAMPLES = {
         init_kwargs={"method": "rope_yarn", "base": 500.0, "scale": 2.0, "original_length": 8, "sequence_axis": 1},
         make_inputs=vectors((2, 6, 3, 8)), bad_shape=(2, 6, 3, 7),
     ),
-    AlibiBias: LayerExample(init_kwargs={"heads": 4}, make_inputs=vectors((2, 4, 6, 8)), bad_shape=(6,)),
+    # The bias layers read the attention inputs (batch, steps, depth): (batch, heads, steps, steps).
+    AlibiBias: LayerExample(init_kwargs={"heads": 4}, make_inputs=vectors((2, 6, 8)), bad_shape=(6,),
+                            masked_below=-3e4),
     T5RelativeBias: LayerExample(
         init_kwargs={"heads": 4, "num_buckets": 8, "max_distance": 16, "embeddings_initializer": "random_normal"},
-        make_inputs=vectors((2, 4, 6, 8)), trainable=True, bad_shape=(6,),
+        make_inputs=vectors((2, 6, 8)), trainable=True, bad_shape=(6,),
     ),
     ShawRelativePositions: LayerExample(
         init_kwargs={"max_distance": 2, "initializer": "random_normal"},
-        make_inputs=vectors((2, 4, 6, 8)), trainable=True, bad_shape=(6,),
+        make_inputs=vectors((2, 4, 6, 8)), trainable=True, bad_shape=(6,), outside_call=("value_table",),
     ),
     PositionalSelfAttention: LayerExample(
         init_kwargs={"heads": 2, "key_dim": 4, "method": "t5"},
@@ -96,43 +98,23 @@ def policy():
 
 @pytest.mark.parametrize("check", sorted(CHECKS))
 @pytest.mark.parametrize("layer_class", layer_classes(), ids=lambda layer: layer.__name__)
-def test_harness(layer_class, check, request):
+def test_harness(layer_class, check):
     if layer_class not in EXAMPLES:
         pytest.fail(f"{layer_class.__name__} has no entry in EXAMPLES")
-    if (layer_class, check) in KNOWN_GAPS:
-        request.applymarker(pytest.mark.xfail(reason=KNOWN_GAPS[layer_class, check], strict=True))
     CHECKS[check](layer_class, EXAMPLES[layer_class])
-
-
-_BIAS = "a scores bias is (heads, queries, keys), not batch-first: the harness's symbolic call and fit step expect batch-first"
-#: Harness checks the attention-side layers do not pass yet; strict, so a fix shows up as XPASS.
-KNOWN_GAPS = {
-    (AlibiBias, "symbolic_and_eager"): _BIAS,
-    (AlibiBias, "training_step"): _BIAS,
-    (AlibiBias, "mixed_precision"): "the causal mask's -1e9 overflows to -inf in float16",
-    (T5RelativeBias, "symbolic_and_eager"): _BIAS,
-    (T5RelativeBias, "training_step"): _BIAS,
-    (ShawRelativePositions, "symbolic_and_eager"): "no compute_output_shape for unknown lengths yet",
-    (ShawRelativePositions, "training_step"): "no compute_output_shape for unknown lengths yet",
-    (RotaryEmbedding, "mixed_precision"): "keeps the input dtype (float32 in, float32 out) under mixed_float16",
-    (PositionalSelfAttention, "mixed_precision"): "the -1e9 mask overflows in float16",
-}
 
 
 @pytest.fixture(scope="module")
 def fresh_process_results(tmp_path_factory):
     """Every example saved as a .keras model and loaded again in one new process."""
     folder = tmp_path_factory.mktemp("saved_layers")
-    saved = {layer.__name__: (layer, example) for layer, example in EXAMPLES.items()
-             if (layer, "symbolic_and_eager") not in KNOWN_GAPS}  # those cannot be built symbolically yet
+    saved = {layer.__name__: (layer, example) for layer, example in EXAMPLES.items()}
     save_for_fresh_process(saved, folder)
     return load_in_fresh_process(folder)
 
 
 @pytest.mark.parametrize("layer_class", layer_classes(), ids=lambda layer: layer.__name__)
-def test_harness_saved_model_loads_in_a_fresh_process(layer_class, fresh_process_results, request):
-    if (layer_class, "symbolic_and_eager") in KNOWN_GAPS:
-        request.applymarker(pytest.mark.xfail(reason=KNOWN_GAPS[layer_class, "symbolic_and_eager"], strict=True))
+def test_harness_saved_model_loads_in_a_fresh_process(layer_class, fresh_process_results):
     assert fresh_process_results.get(layer_class.__name__) == layer_class.__name__, fresh_process_results
 
 
@@ -493,3 +475,77 @@ def test_token_and_position_wants_token_ids_of_rank_two():
 def test_unbuilt_table_is_an_error():
     with pytest.raises(ValueError, match="not built yet"):
         PositionalEncoding(8).table
+
+
+# --- attention-side layers in a model and under mixed precision ----------------------------
+
+
+@pytest.mark.parametrize("form", ["causal", "symmetric"])
+def test_alibi_bias_in_a_model_repeats_the_reference_over_the_batch(form):
+    inputs = keras.Input(shape=(None, 8))
+    model = keras.Model(inputs, AlibiBias(heads=4, form=form)(inputs))
+    for steps in (3, 7):
+        bias = model.predict(np.zeros((2, steps, 8), "float32"), verbose=0)
+        assert bias.shape == (2, 4, steps, steps)
+        i, j = np.arange(steps)[:, None], np.arange(steps)[None, :]
+        for head, slope in enumerate([1 / 4, 1 / 16, 1 / 64, 1 / 256]):  # 2**(-8(h+1)/4)
+            distance = np.abs(i - j) if form == "symmetric" else i - j
+            expected = np.where(distance >= 0, -slope * distance, -1e9)
+            np.testing.assert_allclose(bias[0, head], expected, rtol=1e-7)
+            np.testing.assert_array_equal(bias[1], bias[0])
+
+
+def test_t5_bias_in_a_model_looks_up_the_same_table_for_every_sequence():
+    from pe_lib.t5 import bucket_matrix
+
+    inputs = keras.Input(shape=(None, 8))
+    layer = T5RelativeBias(heads=3, num_buckets=8, max_distance=16, embeddings_initializer="random_normal")
+    model = keras.Model(inputs, layer(inputs))
+    bias = model.predict(np.zeros((2, 20, 8), "float32"), verbose=0)
+    table = to_numpy(layer.embeddings)
+    expected = table[bucket_matrix(20, num_buckets=8, max_distance=16)].transpose(2, 0, 1)
+    assert bias.shape == (2, 3, 20, 20)
+    np.testing.assert_array_equal(bias[0], expected)
+    np.testing.assert_array_equal(bias[1], expected)
+
+
+def test_float16_causal_alibi_masks_with_a_finite_score_that_softmax_zeroes(policy):
+    policy("mixed_float16")
+    bias = AlibiBias(heads=2)(np.zeros((1, 5, 4), "float32"))
+    assert keras.backend.standardize_dtype(bias.dtype) == "float16"
+    values = to_numpy(bias).astype(np.float64)
+    assert np.isfinite(values).all()
+    above = np.triu(np.ones((5, 5), bool), k=1)  # keys after the query
+    assert (values[0][:, above] <= -3e4).all()
+    # float16 overflows past 65504: a score of -1000 added to the mask stays finite
+    assert np.isfinite(to_numpy(bias + keras.ops.cast(-1000.0, "float16"))).all()
+    weights = to_numpy(keras.ops.softmax(keras.ops.cast(bias, "float32"), axis=-1))
+    assert (weights[0][:, above] == 0).all()
+    np.testing.assert_allclose(weights.sum(axis=-1), 1.0, rtol=1e-6)
+
+
+@pytest.mark.parametrize("method", ["alibi", "t5", "shaw", "rope"])
+def test_self_attention_under_mixed_float16_is_finite_and_close_to_float32(policy, method):
+    inputs = np.random.default_rng(8).normal(size=(2, 9, 8)).astype("float32")
+    full = PositionalSelfAttention(heads=2, key_dim=4, method=method)
+    reference = to_numpy(full(inputs)).astype(np.float64)
+    policy("mixed_float16")
+    half = PositionalSelfAttention(heads=2, key_dim=4, method=method)
+    half(inputs)
+    half.set_weights(full.get_weights())
+    outputs = half(inputs)
+    assert keras.backend.standardize_dtype(outputs.dtype) == "float16"
+    assert np.isfinite(to_numpy(outputs)).all()
+    np.testing.assert_allclose(to_numpy(outputs).astype(np.float64), reference, rtol=0, atol=2e-2)
+
+
+def test_rotary_embedding_under_mixed_float16_rounds_the_float64_rotation(policy):
+    from pe_lib.rope import apply_rope
+
+    policy("mixed_float16")
+    x = np.random.default_rng(9).normal(size=(1, 300, 2, 8)).astype("float32")
+    out = RotaryEmbedding()(x)
+    assert keras.backend.standardize_dtype(out.dtype) == "float16"
+    exact = apply_rope(x.astype(np.float64), np.arange(300), sequence_axis=1)
+    # within one float16 rounding (half a step, 2**-11 relative) of the exact rotation
+    np.testing.assert_allclose(to_numpy(out).astype(np.float64), exact, rtol=2**-10, atol=1e-7)

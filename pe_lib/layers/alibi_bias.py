@@ -7,32 +7,57 @@ from keras import ops
 
 from pe_lib._checks import require_choice, require_int
 from pe_lib.alibi import FORMS, alibi_slopes
+from pe_lib.layers._bias_shape import bias_shape, block_lengths, check_queries, over_batch
+from pe_lib.layers._masking import masked_score
 
 
 @keras.saving.register_keras_serializable(package="pe_lib")
 class AlibiBias(keras.layers.Layer):
     r"""The bias :math:`-m_h\,(i - j)` to add to the attention scores of each head.
 
-    The keras.ops twin of :func:`pe_lib.alibi.alibi_block`. The layer has no
+    The keras.ops twin of :func:`pe_lib.alibi.alibi_block`. Called on the
+    attention's queries ``(batch, q, depth)`` (and optionally its keys
+    ``(batch, k, depth)``), of which only the shapes are read, it returns the
+    bias ``(batch, heads, q, k)``, ready to add to the scores of a
+    multi-head attention. Without a batch axis, queries ``(q, depth)`` give
+    ``(heads, q, k)``, the shape of the NumPy reference. (keras-hub's
+    ``AlibiBias`` takes the scores instead and returns them with the bias
+    added; returning the bias alone lets a caller choose the block of
+    positions, ``query_start`` and ``key_start``, as in cached decoding.)
+    The layer has no
     weights and keeps no table: each call builds the bias of the block of
     queries and keys it is asked for, so a long sequence, or one query at a
     time in cached decoding, costs only that block. The distances are formed
-    as integers; in float32 they are exact below :math:`2^{24}`.
+    as integers and multiplied by the slopes in float32 before the cast to
+    the compute dtype.
 
     Args:
         heads: number of heads; head ``h`` uses ``alibi_slopes(heads)[h]``.
         form: ``"causal"`` (keys after the query get a large negative bias,
-            ``-1e9``, rather than :math:`-\infty`, so that a masked row never
-            produces NaN) or ``"symmetric"`` (:math:`-m_h |i - j|`).
+            finite in the compute dtype: -1e9, or -32752 in float16, so that
+            a masked row never produces NaN) or ``"symmetric"``
+            (:math:`-m_h |i - j|`).
         **kwargs: other arguments for ``keras.layers.Layer``.
 
     Example:
+        In a model, on inputs of any length:
+
+        >>> inputs = keras.Input(shape=(None, 16))
+        >>> bias = AlibiBias(heads=4)(inputs)
+        >>> tuple(bias.shape)
+        (None, 4, None, None)
+
+        Against the NumPy reference, for 3 queries at positions 2, 3, 4
+        (the last of 5 keys):
+
         >>> import numpy as np
         >>> from pe_lib.alibi import alibi_block
-        >>> queries, keys = np.zeros((3, 4), "float32"), np.zeros((5, 4), "float32")
-        >>> bias = AlibiBias(heads=8)(queries, keys)
+        >>> queries, keys = np.zeros((1, 3, 4), "float32"), np.zeros((1, 5, 4), "float32")
+        >>> bias = keras.ops.convert_to_numpy(AlibiBias(heads=8)(queries, keys))
+        >>> bias.shape
+        (1, 8, 3, 5)
         >>> reference = alibi_block([2, 3, 4], np.arange(5), 8)
-        >>> bool(np.allclose(keras.ops.convert_to_numpy(bias)[:, :, :3], reference[:, :, :3]))
+        >>> bool(np.allclose(bias[0][:, :, :3], reference[:, :, :3]))
         True
     """
 
@@ -55,22 +80,28 @@ class AlibiBias(keras.layers.Layer):
             key_start: position of the first key, 0 by default.
 
         Returns:
-            A ``(heads, query_length, key_length)`` tensor in the compute dtype.
+            A ``(..., heads, query_length, key_length)`` tensor in the compute
+            dtype, the leading axes those of the queries.
         """
-        if len(queries.shape) < 2:
-            raise ValueError(f"{self.name}: queries must have shape (..., length, depth), got shape {tuple(queries.shape)}")
-        query_length = ops.shape(queries)[-2]
-        key_length = query_length if keys is None else ops.shape(keys)[-2]
+        check_queries(self, queries)
+        query_length, key_length = block_lengths(queries, keys)
         if query_start is None:
             query_start = key_length - query_length
-        queries = ops.arange(query_length, dtype="int32") + query_start
-        keys = ops.arange(key_length, dtype="int32") + key_start
-        behind = ops.cast(queries[:, None] - keys[None, :], self.compute_dtype)  # i - j
-        slopes = ops.cast(ops.convert_to_tensor(self._slopes), self.compute_dtype)[:, None, None]
+        query_positions = ops.arange(query_length, dtype="int32") + query_start
+        key_positions = ops.arange(key_length, dtype="int32") + key_start
+        behind = query_positions[:, None] - key_positions[None, :]  # i - j
+        exact = "float64" if self.compute_dtype == "float64" else "float32"
+        slopes = ops.convert_to_tensor(self._slopes, exact)[:, None, None]
+        distance = ops.cast(behind, exact)
         if self.form == "symmetric":
-            return -slopes * ops.abs(behind)
-        bias = -slopes * behind
-        return ops.where(behind < 0, ops.cast(-1e9, self.compute_dtype), bias)
+            bias = ops.cast(-slopes * ops.abs(distance), self.compute_dtype)
+        else:
+            bias = ops.where(behind < 0, ops.cast(masked_score(self.compute_dtype), exact), -slopes * distance)
+            bias = ops.cast(bias, self.compute_dtype)
+        return over_batch(bias, queries)
+
+    def compute_output_shape(self, queries_shape, keys_shape=None):
+        return bias_shape(self.heads, queries_shape, keys_shape)
 
     def get_config(self) -> dict:
         config = super().get_config()

@@ -9,10 +9,10 @@ import numpy as np
 from keras import ops
 
 from pe_lib._checks import require_int, require_positive_float
+from pe_lib.layers._masking import masked_score
+from pe_lib.layers.shaw_relative_positions import ShawRelativePositions
 from pe_lib.methods import get_method
 
-#: A score far below any real one: keys after the query get weight exp(-1e9) = 0.
-_MASKED = -1e9
 
 
 @keras.saving.register_keras_serializable(package="pe_lib")
@@ -76,23 +76,24 @@ class PositionalSelfAttention(keras.layers.Layer):
             if self.key_dim % 2:
                 raise ValueError(f"key_dim must be even for RoPE (it rotates features in pairs), got {key_dim}")
             self.positions = entry.layer(method=self.method, base=self.base, sequence_axis=2,
-                                         name="positions", **self.method_options)
+                                         name="positions", dtype=self.dtype_policy, **self.method_options)
         elif entry.acts_on == "scores":
             options = dict(self.method_options)
             if "heads" in inspect.signature(entry.layer).parameters:
                 options["heads"] = self.heads
             if "bidirectional" in inspect.signature(entry.layer).parameters:
                 options.setdefault("bidirectional", False)
-            self.positions = entry.layer(name="positions", **options)
+            self.positions = entry.layer(name="positions", dtype=self.dtype_policy, **options)
 
     def build(self, input_shape) -> None:
         if len(input_shape) != 3 or input_shape[-1] is None:
             raise ValueError(f"{self.name} expects inputs of shape (batch, steps, depth), got shape {input_shape}")
         width = self.heads * self.key_dim
-        self.query = keras.layers.Dense(width, use_bias=False, name="query")
-        self.key = keras.layers.Dense(width, use_bias=False, name="key")
-        self.value = keras.layers.Dense(width, use_bias=False, name="value")
-        self.output_projection = keras.layers.Dense(input_shape[-1], use_bias=False, name="output")
+        self.query = keras.layers.Dense(width, use_bias=False, name="query", dtype=self.dtype_policy)
+        self.key = keras.layers.Dense(width, use_bias=False, name="key", dtype=self.dtype_policy)
+        self.value = keras.layers.Dense(width, use_bias=False, name="value", dtype=self.dtype_policy)
+        self.output_projection = keras.layers.Dense(input_shape[-1], use_bias=False, name="output",
+                                                    dtype=self.dtype_policy)
         for dense in (self.query, self.key, self.value):
             dense.build(input_shape)
         self.output_projection.build((*input_shape[:-1], width))
@@ -104,7 +105,12 @@ class PositionalSelfAttention(keras.layers.Layer):
         return ops.transpose(x, (0, 2, 1, 3))  # (batch, heads, steps, key_dim)
 
     def scores(self, inputs):
-        """The ``(batch, heads, steps, steps)`` scores before the softmax, masked keys at -1e9."""
+        """The ``(batch, heads, steps, steps)`` scores before the softmax.
+
+        Keys after the query hold :func:`~pe_lib.layers._masking.masked_score`
+        of the compute dtype: -1e9, or -32752 in float16, whose range ends at
+        65504.
+        """
         steps = ops.shape(inputs)[1]
         queries = self._split_heads(self.query(inputs), steps)
         keys = self._split_heads(self.key(inputs), steps)
@@ -112,10 +118,17 @@ class PositionalSelfAttention(keras.layers.Layer):
             queries, keys = self.positions(queries), self.positions(keys)
         scores = ops.matmul(queries, ops.transpose(keys, (0, 1, 3, 2))) / float(np.sqrt(self.key_dim))
         if self.acts_on == "scores":
-            scores = scores + ops.cast(self.positions(queries, keys), scores.dtype)
+            # a bias layer reads the (batch, steps, depth) inputs: (batch, heads, q, k)
+            scores = scores + ops.cast(self._scores_term(inputs, queries), scores.dtype)
         where = ops.arange(steps)
         behind = where[:, None] - where[None, :]  # i - j
-        return ops.where(behind >= 0, scores, ops.full_like(scores, _MASKED))
+        return ops.where(behind >= 0, scores, ops.full_like(scores, masked_score(scores.dtype)))
+
+    def _scores_term(self, inputs, queries):
+        """What a ``"scores"`` method adds: a bias from the inputs' shape, or Shaw's key term."""
+        if isinstance(self.positions, ShawRelativePositions):
+            return self.positions(queries)  # q_i . w_ij per head, from the projected queries
+        return self.positions(inputs)
 
     def call(self, inputs):
         steps = ops.shape(inputs)[1]

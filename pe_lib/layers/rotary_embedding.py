@@ -26,7 +26,10 @@ class RotaryEmbedding(keras.layers.Layer):
     axis, by default ``(batch, sequence, heads, head_dim)`` as in keras-hub and
     GPT-J (``sequence_axis=1``, ``feature_axis=-1``); for
     ``(batch, heads, sequence, head_dim)`` pass ``sequence_axis=2``. The output
-    has the input's shape and dtype.
+    has the input's shape and dtype, except under a mixed policy
+    (``mixed_float16``, ``mixed_bfloat16``): there, like any Keras layer, it
+    has the policy's compute dtype. Either way the rotation is computed in
+    float32 (float64 for float64 inputs) and cast at the end.
 
     Angles are never formed in float32. Each position is split into four
     8-bit digits; the cosine and sine of ``digit * 256**k * rate`` are
@@ -61,12 +64,16 @@ class RotaryEmbedding(keras.layers.Layer):
         >>> reference = apply_rope(x, np.arange(7, 12), sequence_axis=1)
         >>> bool(np.allclose(out, reference, atol=1e-6)), out.dtype
         (True, dtype('float32'))
+        >>> half = RotaryEmbedding(dtype="mixed_float16")
+        >>> keras.backend.standardize_dtype(half(x).dtype)
+        'float16'
     """
 
     def __init__(self, method: str = "rope", base: float = 10000.0, layout: str = "half-split",
                  scale: float = 1.0, original_length: int | None = None,
                  sequence_axis: int = 1, feature_axis: int = -1, **kwargs):
-        # No autocasting: float16 queries come back float16, whatever the policy.
+        # No autocasting: the rotation is computed in float32 or float64 whatever the
+        # inputs' dtype, and _output_dtype picks the dtype of the result.
         kwargs.setdefault("autocast", False)
         super().__init__(**kwargs)
         self.method = require_choice("method", method, method_names("queries and keys"))
@@ -158,8 +165,15 @@ class RotaryEmbedding(keras.layers.Layer):
             rotated = ops.reshape(ops.stack([new_first, new_second], axis=-1), ops.shape(values))
         if self.attention_factor != 1.0:
             rotated = rotated * self.attention_factor
-        rotated = ops.cast(rotated, inputs.dtype)
+        rotated = ops.cast(rotated, self._output_dtype(dtype))
         return ops.moveaxis(rotated, (rank - 2, rank - 1), (sequence, feature))
+
+    def _output_dtype(self, input_dtype: str) -> str:
+        """The compute dtype under a mixed policy, else the dtype of the inputs."""
+        policy = self.dtype_policy
+        if policy.compute_dtype != policy.variable_dtype:  # mixed_float16, mixed_bfloat16
+            return policy.compute_dtype
+        return input_dtype
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape)

@@ -35,6 +35,12 @@ class ShawRelativePositions(keras.layers.Layer):
         >>> keys_table = keras.ops.convert_to_numpy(layer.key_table)
         >>> bool(np.allclose(term, relative_scores(q, np.zeros_like(q), keys_table), atol=1e-5))
         True
+
+        In a model, on inputs of any length:
+
+        >>> inputs = keras.Input(shape=(None, 8))
+        >>> tuple(ShawRelativePositions(max_distance=2)(inputs).shape)
+        (None, None, None)
     """
 
     def __init__(self, max_distance: int = 16, initializer="glorot_uniform", **kwargs):
@@ -89,7 +95,8 @@ class ShawRelativePositions(keras.layers.Layer):
                            self.indices(query_length, key_length, query_start), axis=0)
         return ops.einsum("...qk,qkd->...qd", weights, vectors)
 
-    def compute_output_shape(self, queries_shape, keys_shape=None, query_start=None):
+    def compute_output_shape(self, queries_shape, keys_shape=None):
+        """``(..., query_length, key_length)``; either length may be unknown (None)."""
         return (*queries_shape[:-1], queries_shape[-2] if keys_shape is None else keys_shape[-2])
 
     def get_config(self) -> dict:

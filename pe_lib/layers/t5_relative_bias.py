@@ -6,6 +6,7 @@ import keras
 from keras import ops
 
 from pe_lib._checks import require_int
+from pe_lib.layers._bias_shape import bias_shape, block_lengths, check_queries, over_batch
 from pe_lib.t5 import _check_settings, bucket_thresholds
 
 
@@ -19,6 +20,11 @@ class T5RelativeBias(keras.layers.Layer):
     reference agree at every offset. The weight ``embeddings`` has shape
     ``(num_buckets, heads)``, Hugging Face's ``relative_attention_bias``.
 
+    Called on the attention's queries ``(batch, q, depth)`` (and optionally
+    its keys ``(batch, k, depth)``), of which only the shapes are read, the
+    layer returns the bias ``(batch, heads, q, k)`` to add to the scores;
+    queries ``(q, depth)`` without a batch axis give ``(heads, q, k)``.
+
     Args:
         heads: number of heads.
         bidirectional: ``True`` for an encoder, ``False`` for causal attention.
@@ -28,13 +34,24 @@ class T5RelativeBias(keras.layers.Layer):
         **kwargs: other arguments for ``keras.layers.Layer``.
 
     Example:
+        In a model, on inputs of any length:
+
+        >>> inputs = keras.Input(shape=(None, 16))
+        >>> tuple(T5RelativeBias(heads=2)(inputs).shape)
+        (None, 2, None, None)
+
+        Against the NumPy buckets, for a batch of 3 sequences of 5 steps:
+
         >>> import numpy as np
         >>> from pe_lib.t5 import bucket_matrix
-        >>> layer = T5RelativeBias(heads=2, num_buckets=8, max_distance=4)
-        >>> bias = keras.ops.convert_to_numpy(layer(np.zeros((5, 4), "float32")))
+        >>> layer = T5RelativeBias(heads=2, num_buckets=8, max_distance=4,
+        ...                        embeddings_initializer="random_normal")
+        >>> bias = keras.ops.convert_to_numpy(layer(np.zeros((3, 5, 4), "float32")))
+        >>> bias.shape
+        (3, 2, 5, 5)
         >>> table = keras.ops.convert_to_numpy(layer.embeddings)
         >>> expected = table[bucket_matrix(5, num_buckets=8, max_distance=4)]
-        >>> bool(np.allclose(bias, expected.transpose(2, 0, 1)))
+        >>> bool(np.array_equal(bias[2], expected.transpose(2, 0, 1)))
         True
     """
 
@@ -85,15 +102,17 @@ class T5RelativeBias(keras.layers.Layer):
             key_start: position of the first key, 0 by default.
 
         Returns:
-            A ``(heads, query_length, key_length)`` tensor in the compute dtype.
+            A ``(..., heads, query_length, key_length)`` tensor in the compute
+            dtype, the leading axes those of the queries.
         """
-        if len(queries.shape) < 2:
-            raise ValueError(f"{self.name}: queries must have shape (..., length, depth), got shape {tuple(queries.shape)}")
-        query_length = ops.shape(queries)[-2]
-        key_length = query_length if keys is None else ops.shape(keys)[-2]
+        check_queries(self, queries)
+        query_length, key_length = block_lengths(queries, keys)
         buckets = self.buckets(query_length, key_length, query_start, key_start)
         bias = ops.take(ops.cast(self.embeddings, self.compute_dtype), buckets, axis=0)  # (q, k, heads)
-        return ops.transpose(bias, (2, 0, 1))
+        return over_batch(ops.transpose(bias, (2, 0, 1)), queries)
+
+    def compute_output_shape(self, queries_shape, keys_shape=None):
+        return bias_shape(self.heads, queries_shape, keys_shape)
 
     def get_config(self) -> dict:
         config = super().get_config()
