@@ -121,7 +121,9 @@ def test(*extra: str) -> None:
     """Everything on TensorFlow, then the layer tests on JAX; extra arguments: TensorFlow only."""
     ensure_browser()
     ensure_bubblewrap()
-    run(PYTHON, "-m", "pytest", "-v", *extra)
+    # Two workers use both cores; --dist loadscope keeps each notebook (one kernel,
+    # cells in order) and each test module on one worker.
+    run(PYTHON, "-m", "pytest", "-v", "-n", "2", "--dist", "loadscope", *extra)
     if not extra:
         run(PYTHON, "-m", "pytest", "-v", *JAX_TESTS, env={"KERAS_BACKEND": "jax"})
 

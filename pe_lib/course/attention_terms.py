@@ -22,7 +22,7 @@ import dataclasses
 
 import numpy as np
 
-#: The four terms, in the order of the expansion: query side first.
+#: The four terms in the order of the expansion, query side first.
 TERM_NAMES = ("token_token", "token_position", "position_token", "position_position")
 
 
@@ -44,7 +44,7 @@ class ScoreTerms:
 
     @property
     def total(self) -> np.ndarray:
-        """The sum of the four terms: the full (unscaled) score table."""
+        """The full (unscaled) score table, the sum of the four terms."""
         return self.token_token + self.token_position + self.position_token + self.position_position
 
 

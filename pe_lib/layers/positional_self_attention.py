@@ -107,8 +107,8 @@ class PositionalSelfAttention(keras.layers.Layer):
     def scores(self, inputs):
         """The ``(batch, heads, steps, steps)`` scores before the softmax.
 
-        Keys after the query hold :func:`~pe_lib.layers._masking.masked_score`
-        of the compute dtype: -1e9, or -32752 in float16, whose range ends at
+        Keys after the query hold a large negative score that the compute
+        dtype can represent: -1e9, or -32752 in float16, whose range ends at
         65504.
         """
         steps = ops.shape(inputs)[1]
