@@ -244,8 +244,13 @@ _MEASURE = r"""() => {
       images.push(img.getAttribute('src'));
   });
 
+  // Outputs and prose, not code: cell inputs go, and so do listings of source
+  // (literalinclude, fenced code), whose doctests show reprs as code does.
   const copy = (document.querySelector('main') || document.body).cloneNode(true);
   copy.querySelectorAll('.cell_input, script, style, mjx-container').forEach(e => e.remove());
+  copy.querySelectorAll('div[class*="highlight-"]').forEach(e => {
+    if (!e.closest('.cell_output')) e.remove();
+  });
   return {equations, blocks, images, text: copy.innerText};
 }"""
 
