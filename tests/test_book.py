@@ -251,7 +251,10 @@ _MEASURE = r"""() => {
   copy.querySelectorAll('div[class*="highlight-"]').forEach(e => {
     if (!e.closest('.cell_output')) e.remove();
   });
-  return {equations, blocks, images, text: copy.innerText};
+  // The page itself never scrolls sideways: whatever is too wide scrolls in its own box.
+  const page = document.documentElement;
+  const pageWidth = page.scrollWidth > page.clientWidth + 1 ? page.scrollWidth : null;
+  return {equations, blocks, images, pageWidth, text: copy.innerText};
 }"""
 
 _NUMPY_REPR = re.compile(r"\bnp\.(?:float|int|uint|bool|complex|str_)\w*\(|(?<![\w.])array\(")
@@ -319,6 +322,12 @@ def test_code_and_outputs_fit_their_blocks(readings):
         if width == WIDTHS[0] or not block["scrolls"]
     ]
     assert not wide, f"{len(wide)} lines wider than their block:\n" + "\n".join(wide)
+
+
+def test_no_page_scrolls_sideways(readings):
+    wide = [f"{name} at {width} px: the page is {r['pageWidth']} px wide"
+            for (name, width), r in readings.items() if r["pageWidth"]]
+    assert not wide, "pages wider than the screen:\n" + "\n".join(wide)
 
 
 def test_figures_fit_the_column(readings):
