@@ -70,7 +70,10 @@ def bwrap_command(scratch: Path, argv: list[str], *, library: bool = True) -> li
     command = [bwrap_path() or "bwrap", "--unshare-all", "--unshare-user",
                "--uid", "65534", "--gid", "65534", "--cap-drop", "ALL",
                "--die-with-parent", "--new-session", "--clearenv",
-               "--ro-bind", "/usr", "/usr"]
+               "--ro-bind", "/usr", "/usr",
+               # First the private /tmp, so that Python or the course's environment
+               # living under /tmp (a fresh clone there, say) is bound on top of it.
+               "--tmpfs", "/tmp"]
     for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
         top = Path("/") / name
         if top.is_symlink():
@@ -86,7 +89,7 @@ def bwrap_command(scratch: Path, argv: list[str], *, library: bool = True) -> li
     if library:
         command += ["--ro-bind", str(LIBRARY), f"{COURSE}/pe_lib"]
         pythonpath.append(COURSE)
-    command += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
+    command += ["--proc", "/proc", "--dev", "/dev",
                 "--bind", str(scratch), SCRATCH, "--chdir", SCRATCH]
     environment = dict(ENVIRONMENT, PYTHONPATH=":".join(pythonpath))
     for key, value in environment.items():
