@@ -103,12 +103,12 @@ def test_parameter_counts_with_and_without_feed_forward_by_hand():
         (lambda: seq2seq.reversal_task(0, 5), "count"),
         (lambda: seq2seq.reversal_task(3, -1), "length"),
         (lambda: seq2seq.reversal_task(3, 5, vocabulary_size=2), "vocabulary_size"),
-        (lambda: seq2seq.encoder_decoder("rope"), "positions"),
+        (lambda: seq2seq.encoder_decoder("rope"), "method"),
         (lambda: seq2seq.encoder_decoder("none", depth=30, heads=4), "depth"),
         (lambda: seq2seq.encoder_decoder("none", feed_forward="no"), "feed_forward"),
         (lambda: seq2seq.greedy_decode(_Copier(), np.array([3, 4])), "sources"),
         (lambda: seq2seq.exact_match([[1, 2]], [[1, 2, 3]]), "predictions"),
-        (lambda: seq2seq.train_encoder_decoders(("none", "none")), "kinds"),
+        (lambda: seq2seq.train_encoder_decoders(("none", "none")), "methods"),
     ],
 )
 def test_bad_arguments_raise_errors_naming_them(call, name):

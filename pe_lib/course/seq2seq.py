@@ -6,7 +6,7 @@ builds the model on the front end of Géron's Transformer: one token
 ``Embedding`` shared by the encoder and the decoder inputs, and one position
 layer applied to both. :func:`greedy_decode` writes the output one token at a
 time, and :func:`exact_match` scores whole sequences.
-:func:`train_encoder_decoders` trains one model per kind of positions on the
+:func:`train_encoder_decoders` trains one model per position method on the
 same batches.
 
 Reversal needs positions and nothing else: the output holds exactly the input
@@ -29,7 +29,7 @@ from pe_lib.layers import LearnedPositionEmbedding, PositionalEncoding
 from pe_lib.methods import method_names
 
 #: What the model adds to its token vectors (names of the method registry).
-POSITIONS = (*method_names("input"), "none")
+INPUT_METHODS = (*method_names("input"), "none")
 
 #: Token id 0 is reserved; 1 starts every decoder input; content starts at 2.
 START = 1
@@ -80,10 +80,10 @@ def reversal_task(count: int, length: int, *, vocabulary_size: int = 16, seed: i
     return ReversalData(sources, decoder_inputs, targets)
 
 
-def _position_layer(positions: str, max_length: int):
-    if positions == "sinusoidal":
+def _position_layer(method: str, max_length: int):
+    if method == "sinusoidal":
         return PositionalEncoding(max_length, name="positional_encoding")
-    if positions == "learned":
+    if method == "learned":
         return LearnedPositionEmbedding(max_length, name="positional_encoding")
     return None
 
@@ -98,7 +98,7 @@ def _feed_forward(x, depth: int, hidden: int, name: str):
 
 
 def encoder_decoder(
-    positions: str,
+    method: str,
     *,
     vocabulary_size: int = 16,
     max_length: int = 16,
@@ -124,7 +124,8 @@ def encoder_decoder(
     a smaller model whose training step TensorFlow builds faster.
 
     Args:
-        positions: ``"sinusoidal"``, ``"learned"`` or ``"none"``.
+        method: ``"sinusoidal"``, ``"learned"`` or ``"none"``, names from
+            :mod:`pe_lib.methods`.
         vocabulary_size: number of token ids.
         max_length: rows of the position table, the longest input accepted
             (any length is accepted with ``"none"``).
@@ -146,7 +147,7 @@ def encoder_decoder(
         >>> tuple(model([data.sources, data.decoder_inputs]).shape)
         (3, 8, 16)
     """
-    positions = require_choice("positions", positions, POSITIONS)
+    method = require_choice("method", method, INPUT_METHODS)
     vocabulary_size = require_int("vocabulary_size", vocabulary_size, minimum=FIRST_CONTENT + 1)
     max_length = require_int("max_length", max_length, minimum=1)
     depth = require_int("depth", depth, minimum=1)
@@ -164,7 +165,7 @@ def encoder_decoder(
     sources = keras.Input(shape=(None,), dtype="int32", name="sources")
     decoder_inputs = keras.Input(shape=(None,), dtype="int32", name="decoder_inputs")
     embedding = keras.layers.Embedding(vocabulary_size, depth, name="shared_embedding")
-    position_layer = _position_layer(positions, max_length)
+    position_layer = _position_layer(method, max_length)
     scale = math.sqrt(depth)
 
     def front_end(tokens):
@@ -190,7 +191,7 @@ def encoder_decoder(
         if feed_forward:
             y = _feed_forward(y, depth, hidden, f"{name}_ff")
     logits = keras.layers.Dense(vocabulary_size, name="logits")(y)
-    return keras.Model([sources, decoder_inputs], logits, name=f"encoder_decoder_{positions}")
+    return keras.Model([sources, decoder_inputs], logits, name=f"encoder_decoder_{method}")
 
 
 def greedy_decode(model: keras.Model, sources, *, steps: int | None = None) -> np.ndarray:
@@ -254,7 +255,7 @@ def token_accuracy(predictions, targets) -> float:
 
 
 def train_encoder_decoders(
-    kinds: Sequence[str] = POSITIONS,
+    methods: Sequence[str] = INPUT_METHODS,
     *,
     train_length: int = 8,
     sequences: int = 2048,
@@ -265,7 +266,7 @@ def train_encoder_decoders(
     jit_compile: bool | str = "auto",
     **model_options,
 ) -> dict[str, keras.Model]:
-    """Train one :func:`encoder_decoder` per kind of positions on the same batches.
+    """Train one :func:`encoder_decoder` per position method on the same batches.
 
     The models are trained side by side, as branches of one Keras model
     whose loss is the sum of theirs; they share no weight, and Adam updates
@@ -275,7 +276,7 @@ def train_encoder_decoders(
     falls to zero along a cosine.
 
     Args:
-        kinds: some of ``"sinusoidal"``, ``"learned"`` and ``"none"``, each once.
+        methods: some of ``"sinusoidal"``, ``"learned"`` and ``"none"``, each once.
         train_length: tokens per training sequence, and the rows of a
             learned table: every row is trained, and a longer input is
             refused. The sinusoidal table has ``max_length`` rows (the
@@ -290,16 +291,16 @@ def train_encoder_decoders(
         **model_options: passed on to :func:`encoder_decoder`.
 
     Returns:
-        A dictionary from each kind to its trained model.
+        A dictionary from each method to its trained model.
 
     Example:
         >>> models = train_encoder_decoders(("none",), sequences=64, epochs=1)
         >>> list(models)
         ['none']
     """
-    kinds = tuple(require_choice("kinds", kind, POSITIONS) for kind in kinds)
-    if not kinds or len(set(kinds)) != len(kinds):
-        raise ValueError(f"kinds must name each kind of positions at most once, and at least one; got {kinds!r}")
+    methods = tuple(require_choice("methods", method, INPUT_METHODS) for method in methods)
+    if not methods or len(set(methods)) != len(methods):
+        raise ValueError(f"methods must name each method at most once, and at least one; got {methods!r}")
     train_length = require_int("train_length", train_length, minimum=1)
     sequences = require_int("sequences", sequences, minimum=1)
     epochs = require_int("epochs", epochs, minimum=1)
@@ -310,27 +311,27 @@ def train_encoder_decoders(
     vocabulary_size = model_options.get("vocabulary_size", 16)
 
     models = {
-        kind: encoder_decoder(
-            kind, max_length=train_length if kind == "learned" else max_length, seed=seed, **model_options
+        method: encoder_decoder(
+            method, max_length=train_length if method == "learned" else max_length, seed=seed, **model_options
         )
-        for kind in kinds
+        for method in methods
     }
     sources = keras.Input(shape=(None,), dtype="int32", name="sources")
     decoder_inputs = keras.Input(shape=(None,), dtype="int32", name="decoder_inputs")
     side_by_side = keras.Model(
-        [sources, decoder_inputs], {kind: model([sources, decoder_inputs]) for kind, model in models.items()}
+        [sources, decoder_inputs], {method: model([sources, decoder_inputs]) for method, model in models.items()}
     )
     decay_steps = epochs * -(-sequences // batch_size)
     schedule = keras.optimizers.schedules.CosineDecay(learning_rate, decay_steps)
     side_by_side.compile(
         optimizer=keras.optimizers.Adam(schedule),
-        loss={kind: keras.losses.SparseCategoricalCrossentropy(from_logits=True) for kind in kinds},
+        loss={method: keras.losses.SparseCategoricalCrossentropy(from_logits=True) for method in methods},
         jit_compile=jit_compile,
     )
     data = reversal_task(sequences, train_length, vocabulary_size=vocabulary_size, seed=seed)
     keras.utils.set_random_seed(seed)
     side_by_side.fit(
-        [data.sources, data.decoder_inputs], {kind: data.targets for kind in kinds},
+        [data.sources, data.decoder_inputs], {method: data.targets for method in methods},
         batch_size=batch_size, epochs=epochs, shuffle=True, verbose=0,
     )
     return models
