@@ -78,7 +78,7 @@ EXAMPLES = {
 
 
 def layer_classes():
-    """The classes ``pe_lib.layers`` exports (constants such as POSITION_KINDS aside)."""
+    """The classes ``pe_lib.layers`` exports (constants aside)."""
     exported = (getattr(pe_lib.layers, name) for name in pe_lib.layers.__all__)
     return [value for value in exported if isinstance(value, type) and issubclass(value, keras.layers.Layer)]
 
