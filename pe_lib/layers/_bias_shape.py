@@ -20,6 +20,19 @@ def block_lengths(queries, keys):
     return query_length, query_length if keys is None else ops.shape(keys)[-2]
 
 
+def block_offsets(query_length, key_length, query_start=None, key_start=0):
+    """The ``(query_length, key_length)`` int32 offsets ``j - i`` of key ``j`` from query ``i``.
+
+    The queries start at ``query_start``, by default ``key_length - query_length``
+    (the last queries of the keys, as in cached decoding); the keys at ``key_start``.
+    """
+    if query_start is None:
+        query_start = key_length - query_length
+    queries = ops.arange(query_length, dtype="int32") + query_start
+    keys = ops.arange(key_length, dtype="int32") + key_start
+    return keys[None, :] - queries[:, None]
+
+
 def over_batch(bias, queries):
     """The ``(heads, q, k)`` bias repeated over the batch axes of the queries."""
     batch = tuple(ops.shape(queries)[:-2])

@@ -7,7 +7,7 @@ from keras import ops
 
 from pe_lib._checks import require_choice, require_int
 from pe_lib.alibi import FORMS, alibi_slopes
-from pe_lib.layers._bias_shape import bias_shape, block_lengths, check_queries, over_batch
+from pe_lib.layers._bias_shape import bias_shape, block_lengths, block_offsets, check_queries, over_batch
 from pe_lib.layers._masking import masked_score
 
 
@@ -85,11 +85,7 @@ class AlibiBias(keras.layers.Layer):
         """
         check_queries(self, queries)
         query_length, key_length = block_lengths(queries, keys)
-        if query_start is None:
-            query_start = key_length - query_length
-        query_positions = ops.arange(query_length, dtype="int32") + query_start
-        key_positions = ops.arange(key_length, dtype="int32") + key_start
-        behind = query_positions[:, None] - key_positions[None, :]  # i - j
+        behind = -block_offsets(query_length, key_length, query_start, key_start)  # i - j
         exact = "float64" if self.compute_dtype == "float64" else "float32"
         slopes = ops.convert_to_tensor(self._slopes, exact)[:, None, None]
         distance = ops.cast(behind, exact)

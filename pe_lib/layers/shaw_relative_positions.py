@@ -6,6 +6,7 @@ import keras
 from keras import ops
 
 from pe_lib._checks import require_int
+from pe_lib.layers._bias_shape import block_offsets
 
 
 @keras.saving.register_keras_serializable(package="pe_lib")
@@ -58,11 +59,8 @@ class ShawRelativePositions(keras.layers.Layer):
 
     def indices(self, query_length, key_length, query_start=None):
         """The ``(query_length, key_length)`` table rows: ``clip(j - i, k) + k``."""
-        if query_start is None:
-            query_start = key_length - query_length
-        queries = ops.arange(query_length, dtype="int32") + query_start
-        keys = ops.arange(key_length, dtype="int32")
-        offsets = ops.clip(keys[None, :] - queries[:, None], -self.max_distance, self.max_distance)
+        offsets = ops.clip(block_offsets(query_length, key_length, query_start),
+                           -self.max_distance, self.max_distance)
         return offsets + self.max_distance
 
     def call(self, queries, keys=None, query_start=None):

@@ -6,7 +6,7 @@ import keras
 from keras import ops
 
 from pe_lib._checks import require_int
-from pe_lib.layers._bias_shape import bias_shape, block_lengths, check_queries, over_batch
+from pe_lib.layers._bias_shape import bias_shape, block_lengths, block_offsets, check_queries, over_batch
 from pe_lib.t5 import _check_settings, bucket_thresholds
 
 
@@ -75,11 +75,7 @@ class T5RelativeBias(keras.layers.Layer):
 
     def buckets(self, query_length, key_length, query_start=None, key_start=0):
         """The ``(query_length, key_length)`` int32 buckets of the offsets ``j - i``."""
-        if query_start is None:
-            query_start = key_length - query_length
-        queries = ops.arange(query_length, dtype="int32") + query_start
-        keys = ops.arange(key_length, dtype="int32") + key_start
-        offsets = keys[None, :] - queries[:, None]
+        offsets = block_offsets(query_length, key_length, query_start, key_start)
         if self.bidirectional:
             first = ops.where(offsets > 0, self.per_direction, 0)
             distance = ops.abs(offsets)
