@@ -4,6 +4,8 @@
     python3 tasks.py book        build the HTML book into _build/html
     python3 tasks.py test        unit, property and doc tests, then every chapter under nbval,
                                  then the layer tests again on Keras's JAX backend
+                                 [--other-cpu: only the chapters, under nbval, with the BLAS
+                                 kernels and NumPy's SIMD loops of another processor]
     python3 tasks.py lock        recompile requirements.lock from requirements.txt
                                  [--upgrade | --upgrade-package NAME ...]
     python3 tasks.py notebooks   re-execute the chapters in place (after editing one)
@@ -117,8 +119,62 @@ def book(*extra: str) -> None:
     print(f"The book is at {ROOT / '_build' / 'html' / 'index.html'}")
 
 
+def cpu_flags() -> set[str]:
+    """The processor's feature flags (Linux), empty where they cannot be read."""
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return set()
+    line = next((line for line in text.splitlines() if line.startswith("flags")), "")
+    return set(line.partition(":")[2].split())
+
+
+def other_cpu_environment(flags: set[str] | None = None) -> dict[str, str]:
+    """Settings that make this machine compute like a processor of another generation.
+
+    OpenBLAS is told to use another core's kernels (``OPENBLAS_CORETYPE``), and NumPy
+    is told not to use its highest group of vector instructions
+    (``NPY_DISABLE_CPU_FEATURES``): AVX-512 on a machine that has it, AVX2 and FMA
+    otherwise. Both change results in the last bits, as a student's laptop would.
+
+    >>> other_cpu_environment({"avx2", "avx512f"})["OPENBLAS_CORETYPE"]
+    'Haswell'
+    >>> other_cpu_environment({"avx2"})["NPY_DISABLE_CPU_FEATURES"]
+    'X86_V3 AVX2 FMA3'
+    """
+    flags = cpu_flags() if flags is None else flags
+    if "avx512f" in flags:
+        return {
+            "OPENBLAS_CORETYPE": "Haswell",
+            # NumPy 2.4 groups features (X86_V4); older releases name them one by one.
+            "NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL AVX512_SPR AVX512F AVX512CD AVX512_SKX "
+                                        "AVX512_CLX AVX512_CNL",
+        }
+    return {"OPENBLAS_CORETYPE": "Sandybridge", "NPY_DISABLE_CPU_FEATURES": "X86_V3 AVX2 FMA3"}
+
+
+_SHOW_CPU_PATHS = (
+    "import os, numpy; "
+    "from numpy._core._multiarray_umath import __cpu_features__ as f; "
+    "print('NumPy vector groups in use:', ', '.join(k for k in ('X86_V3', 'X86_V4') if f.get(k)) or 'none', "
+    "'| OPENBLAS_CORETYPE =', os.environ.get('OPENBLAS_CORETYPE'))"
+)
+
+
 def test(*extra: str) -> None:
-    """Everything on TensorFlow, then the layer tests on JAX; extra arguments: TensorFlow only."""
+    """Everything on TensorFlow, then the layer tests on JAX; extra arguments: TensorFlow only.
+
+    ``--other-cpu`` runs only the chapters under nbval, computing as another
+    processor would (:func:`other_cpu_environment`): the proof that no committed
+    output depends on the processor that made it.
+    """
+    if "--other-cpu" in extra:
+        rest = [argument for argument in extra if argument != "--other-cpu"]
+        environment = other_cpu_environment()
+        print("Running the chapters as another processor would:", environment, flush=True)
+        run(PYTHON, "-c", _SHOW_CPU_PATHS, env=environment)
+        run(PYTHON, "-m", "pytest", "-v", "-n", "2", "--dist", "loadscope", "chapters", *rest, env=environment)
+        return
     ensure_browser()
     ensure_bubblewrap()
     # Two workers use both cores; --dist loadscope keeps each notebook (one kernel,
