@@ -70,22 +70,32 @@ def test_a_missing_output_fails(pytester, recorded):
 # --- glued figures --------------------------------------------------------------------------
 # A chapter glues each figure with myst-nb; the record holds the PNG bytes beside the figure's
 # text form. The bytes are compared only in the locked environment (see conftest.py); the
-# numbers glued beside them always are. One notebook holds every case, so that nbval starts
+# numbers glued beside them always are. A figure glued with glue_figure(..., rtol=...) is
+# compared by the data it draws, within rtol, and never by its bytes. One notebook holds every case, so that nbval starts
 # one kernel per setting.
 
 FIGURE = (
     "figure, axes = plt.subplots(figsize=(3, 2))\naxes.plot([0, 1, 2], [0, 1, 4])\n"
     "glue('{name}', figure, display=False)\nplt.close(figure)"
 )
+WAVE = (
+    "with course_style():\n    figure, axes = book_figure()\n"
+    "    axes.plot(range(5), [math.sin(x) for x in range(5)])\n"
+    "glue_figure('{name}', figure, rtol=1e-6)"
+)
 GLUED_CELLS = [
-    "import matplotlib.pyplot as plt\nfrom myst_nb import glue",
+    "import math\nimport matplotlib.pyplot as plt\nfrom myst_nb import glue\n"
+    "from pe_lib.course.plotting import book_figure, course_style, glue_figure",
     FIGURE.format(name="unchanged"),  # Cell 1
     FIGURE.format(name="redrawn"),  # Cell 2: other PNG bytes, same figure
     FIGURE.format(name="resized"),  # Cell 3: the figure's text form changed
     "glue('largest', 4, display=False)",  # Cell 4: a changed number
     "glue('smallest', 0, display=False)",  # Cell 5: an unchanged number
+    WAVE.format(name="wave"),  # Cell 6: drawn from sines; other bytes, data within its rtol
+    WAVE.format(name="moved"),  # Cell 7: drawn from sines; data moved past its rtol
 ]
 PNG = "application/papermill.record/image/png"
+FIGURE_DATA = "application/papermill.record/application/vnd.pe-course.figure-data+json"
 TEXT = "application/papermill.record/text/plain"
 
 
@@ -120,10 +130,14 @@ def glued(pytester, glued_executed):
     records[1][PNG] = redrawn_png()
     records[2][TEXT] = "<Figure size 640x320 with 1 Axes>"
     records[3][TEXT] = "5"
+    wave, moved = notebook.cells[6].outputs, notebook.cells[7].outputs
+    wave[0]["data"][PNG] = redrawn_png()
+    wave[1]["data"][FIGURE_DATA]["data"]["axes"][0]["lines"][0][1][1] *= 1 + 1e-9
+    moved[1]["data"][FIGURE_DATA]["data"]["axes"][0]["lines"][0][1][1] *= 1 + 1e-3
     return notebook
 
 
-@pytest.mark.parametrize(("compare", "failing"), [("0", [3, 4]), ("1", [2, 3, 4])])
+@pytest.mark.parametrize(("compare", "failing"), [("0", [3, 4, 7]), ("1", [2, 3, 4, 7])])
 def test_figure_bytes_count_only_in_the_locked_environment(pytester, glued, monkeypatch, compare, failing):
     monkeypatch.setenv("PE_COURSE_COMPARE_FIGURES", compare)
     result = run_nbval(pytester, glued)
