@@ -60,3 +60,37 @@ def test_library_dependencies_agree_with_requirements():
     for line in project["dependencies"]:
         dependency = Requirement(line)
         assert required[canonicalize_name(dependency.name)] == dependency.specifier
+
+
+def test_other_cpu_settings_change_the_arithmetic_numpy_and_openblas_use():
+    """`tasks.py test --other-cpu` must really compute as another processor would here."""
+    import importlib.util
+    import json
+    import os
+    import subprocess
+    import sys
+
+    spec = importlib.util.spec_from_file_location("tasks", ROOT / "tasks.py")
+    tasks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tasks)
+    assert tasks.other_cpu_environment({"avx2", "avx512f"})["OPENBLAS_CORETYPE"] == "Haswell"
+    assert "X86_V4" in tasks.other_cpu_environment({"avx2", "avx512f"})["NPY_DISABLE_CPU_FEATURES"]
+    assert tasks.other_cpu_environment({"avx2"})["OPENBLAS_CORETYPE"] == "Sandybridge"
+
+    probe = (
+        "import json, numpy\n"
+        "from numpy._core._multiarray_umath import __cpu_features__ as f\n"
+        "print(json.dumps({k: bool(f.get(k)) for k in ('X86_V3', 'X86_V4')}))"
+    )
+
+    def groups(environment):
+        out = subprocess.run([sys.executable, "-c", probe], env={**os.environ, **environment},
+                             capture_output=True, text=True, check=True).stdout
+        return json.loads(out)
+
+    own = groups({})
+    other = groups(tasks.other_cpu_environment())
+    highest = "X86_V4" if own["X86_V4"] else "X86_V3"
+    if not own[highest]:
+        return  # a processor below AVX2: NumPy has no wider loops to leave out
+    assert not other[highest], f"NumPy still dispatches {highest} under the other-cpu settings"
