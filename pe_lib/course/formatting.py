@@ -19,6 +19,8 @@ kind          what it is for                              example
 ``ratio``     a ratio between two measurements            ``1.37×``
 ``bound``     a tolerance an error is asserted to stay    ``10⁻¹²``
               below: an exact power of ten
+``binary``    an exact power of two, such as a float32    ``2⁻²⁴``
+              step
 ============  ==========================================  ==================
 
 Minus signs are typeset as the minus sign (U+2212), and a value that rounds to
@@ -36,7 +38,7 @@ import math
 import numbers
 
 #: Each kind of number and the rule that writes it.
-KINDS = ("count", "value", "precise", "measure", "tiny", "seconds", "ratio", "bound")
+KINDS = ("count", "value", "precise", "measure", "tiny", "seconds", "ratio", "bound", "binary")
 
 _DECIMALS = {"value": 4, "precise": 8, "measure": 2, "seconds": 1, "ratio": 2}
 _SUPERSCRIPTS = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
@@ -84,8 +86,8 @@ def format_number(value, kind: str) -> str:
         ('37.97', '0.99999974')
         >>> format_number(-2e-17, "value")
         '0.0000'
-        >>> format_number(1e-12, "bound")
-        '10⁻¹²'
+        >>> format_number(1e-12, "bound"), format_number(2.0**-24, "binary")
+        ('10⁻¹²', '2⁻²⁴')
         >>> format_number(2.5, "count")
         Traceback (most recent call last):
         ...
@@ -100,6 +102,11 @@ def format_number(value, kind: str) -> str:
         return _signed(f"{int(number):,}")
     if kind == "bound":
         return _power_of_ten(number, value)
+    if kind == "binary":
+        mantissa, exponent = math.frexp(number)
+        if mantissa != 0.5:
+            raise ValueError(f"value must be a power of two to be written as 'binary', got {value!r}")
+        return f"2{str(exponent - 1).translate(_SUPERSCRIPTS)}"
     if kind == "tiny":
         if number == 0.0:
             return "0"
