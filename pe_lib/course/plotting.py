@@ -36,11 +36,14 @@ def course_style():
         yield
 
 
-#: The book's one figure size rule: a phone shows a figure about 360 px wide,
-#: so figures are drawn :data:`FIGURE_WIDTH` inches wide with
-#: :data:`FONT_SIZE`-point text, and several panels are stacked, never side by side.
+# The book's one figure size rule. A phone shows a figure about 360 px wide,
+# so figures are drawn FIGURE_WIDTH inches wide with FONT_SIZE-point text, and
+# several panels are stacked, never side by side.
+#: Width of every figure, in inches.
 FIGURE_WIDTH = 5.0
+#: Size of the text in every figure, in points.
 FONT_SIZE = 12
+#: Height of one panel, in inches.
 PANEL_HEIGHT = 2.8
 
 

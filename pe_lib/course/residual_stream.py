@@ -34,9 +34,10 @@ def random_blocks(depth: int, count: int, *, heads: int = 4, seed: int = 0) -> l
         seed: seed of the NumPy generator.
 
     Returns:
-        One dict of arrays per block: ``query``, ``key``, ``value``,
-        ``output`` (``depth x depth``), ``expand`` (``depth x 4 depth``) and
-        ``project`` (``4 depth x depth``), and the number of ``heads``.
+        A list with a dict for each block, holding the arrays ``query``,
+        ``key``, ``value`` and ``output`` (``depth x depth``), ``expand``
+        (``depth x 4 depth``) and ``project`` (``4 depth x depth``), and the
+        number of ``heads``.
     """
     depth = require_int("depth", depth, minimum=1)
     count = require_int("count", count, minimum=0)
