@@ -460,7 +460,7 @@ def test_figure_text_is_legible_on_a_phone(readings):
             if known is None:
                 continue  # not a figure from a chapter's outputs (a logo, an icon)
             if known["record"] is None:
-                small.append(f"{name}: {known['where']} is not glued with glue_figure; "
+                small.append(f"{known['where']} is not glued with glue_figure; "
                              "its text size cannot be checked")
                 continue
             points = known["record"].get("smallest_font_pt") or FONT_SIZE
