@@ -70,23 +70,33 @@ def layer_norm(h: np.ndarray) -> np.ndarray:
     return centred / np.sqrt((centred**2).mean(axis=-1, keepdims=True) + 1e-12)
 
 
+def _times(h: np.ndarray, matrix: np.ndarray) -> np.ndarray:
+    """``h @ matrix`` for a stack of sequences, as one matrix product.
+
+    One large product instead of one per sequence: many small BLAS calls on
+    several threads cost far more than the arithmetic.
+    """
+    return (h.reshape(-1, h.shape[-1]) @ matrix).reshape(*h.shape[:-1], matrix.shape[-1])
+
+
 def _attention(h: np.ndarray, block: dict) -> np.ndarray:
     normed = layer_norm(h)
-    queries, keys, values = (normed @ block[name] for name in ("query", "key", "value"))
+    queries, keys, values = (_times(normed, block[name]) for name in ("query", "key", "value"))
     heads = block["heads"]
     width = h.shape[-1] // heads
     mixed = np.empty_like(values)
     for head in range(heads):
         part = slice(head * width, (head + 1) * width)
-        scores = queries[..., part] @ np.swapaxes(keys[..., part], -1, -2) / np.sqrt(width)
+        # einsum's own loops: the products per sequence are too small for BLAS.
+        scores = np.einsum("sqd,skd->sqk", queries[..., part], keys[..., part]) / np.sqrt(width)
         weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
         weights /= weights.sum(axis=-1, keepdims=True)
-        mixed[..., part] = weights @ values[..., part]
-    return mixed @ block["output"]
+        mixed[..., part] = np.einsum("sqk,skd->sqd", weights, values[..., part])
+    return _times(mixed, block["output"])
 
 
 def _feed_forward(h: np.ndarray, block: dict) -> np.ndarray:
-    return np.maximum(layer_norm(h) @ block["expand"], 0.0) @ block["project"]
+    return _times(np.maximum(_times(layer_norm(h), block["expand"]), 0.0), block["project"])
 
 
 def run_stack(inputs, blocks: list[dict], *, residual: bool = True) -> list[np.ndarray]:
@@ -186,7 +196,10 @@ def position_recoverability(hidden, codes, *, train_share: float = 0.5) -> float
         rows = part.reshape(-1, depth)
         return np.hstack([rows, np.ones((len(rows), 1))])
 
-    weights, *_ = np.linalg.lstsq(design(hidden[:cut]), targets[:cut].reshape(-1, codes.shape[1]), rcond=None)
+    # Least squares through the normal equations: a (depth + 1)-square system,
+    # far cheaper than factorising the tall design matrix itself.
+    inputs, wanted = design(hidden[:cut]), targets[:cut].reshape(-1, codes.shape[1])
+    weights, *_ = np.linalg.lstsq(inputs.T @ inputs, inputs.T @ wanted, rcond=None)
     held_out = targets[cut:].reshape(-1, codes.shape[1])
     residual = np.sum((design(hidden[cut:]) @ weights - held_out) ** 2)
     total = np.sum((held_out - held_out.mean(axis=0)) ** 2)
