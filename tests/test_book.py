@@ -244,6 +244,38 @@ _MEASURE = r"""() => {
       images.push(img.getAttribute('src'));
   });
 
+  // Inline formulas: MathJax never breaks one, so a formula wider than what is
+  // left of its line overflows. It is cut off when no box around it scrolls
+  // sideways and its right edge passes the nearest box that clips (or the screen).
+  const inline = [];
+  const screen = document.documentElement.clientWidth;
+  document.querySelectorAll('mjx-container:not([display="true"])').forEach(formula => {
+    if (!shown(formula) || formula.closest('div.math')) return;
+    let limit = screen, reachable = false;
+    for (let el = formula.parentElement; el && el !== document.documentElement; el = el.parentElement) {
+      const overflow = getComputedStyle(el).overflowX;
+      if (overflow === 'auto' || overflow === 'scroll') { reachable = true; break; }
+      if (overflow === 'hidden' || overflow === 'clip')
+        limit = Math.min(limit, el.getBoundingClientRect().right);
+    }
+    const right = formula.getBoundingClientRect().right;
+    if (!reachable && right > limit + 1) {
+      const tex = formula.querySelector('mjx-assistive-mml');
+      const line = formula.closest('p, li, td, dd, dt, div') || formula.parentElement;
+      inline.push({text: squash(tex ? tex.textContent : formula.textContent),
+                   beyond: Math.round(right - limit),
+                   context: squash(line.innerText).slice(0, 60)});
+    }
+  });
+
+  // Every figure as drawn: its file, the pixels it holds and the width it is shown at.
+  const figures = [];
+  document.querySelectorAll('main img').forEach(img => {
+    if (shown(img) && img.naturalWidth > 0)
+      figures.push({src: img.getAttribute('src'), natural: img.naturalWidth,
+                    shown: img.getBoundingClientRect().width});
+  });
+
   // Outputs and prose, not code: cell inputs go, and so do listings of source
   // (literalinclude, fenced code), whose doctests show reprs as code does.
   const copy = (document.querySelector('main') || document.body).cloneNode(true);
@@ -254,7 +286,7 @@ _MEASURE = r"""() => {
   // The page itself never scrolls sideways: whatever is too wide scrolls in its own box.
   const page = document.documentElement;
   const pageWidth = page.scrollWidth > page.clientWidth + 1 ? page.scrollWidth : null;
-  return {equations, blocks, images, pageWidth, text: copy.innerText};
+  return {equations, blocks, images, inline, figures, pageWidth, text: copy.innerText};
 }"""
 
 _NUMPY_REPR = re.compile(r"\bnp\.(?:float|int|uint|bool|complex|str_)\w*\(|(?<![\w.])array\(")
@@ -276,7 +308,7 @@ def readings(book, browser) -> dict:
             page.screenshot(path=str(SCREENSHOTS / f"{path.stem}-{width}.png"), full_page=True)
             page.evaluate(_OPEN_EVERYTHING)
             page.wait_for_timeout(100)
-            found[(path.stem, width)] = {"problems": problems, **page.evaluate(_MEASURE)}
+            found[(path.stem, width)] = {"problems": problems, "path": path, **page.evaluate(_MEASURE)}
             page.close()
     return found
 
@@ -335,6 +367,112 @@ def test_figures_fit_the_column(readings):
     assert not wide, "images wider than the column:\n" + "\n".join(wide)
 
 
+def test_inline_formulas_are_not_cut_off(readings):
+    """An inline formula is never broken by MathJax 3, so on a phone a long one runs
+    off the screen, where no reader can scroll to it. Measured with every dropdown
+    and folded cell opened, as a reader opens them; a formula that long belongs in
+    a display equation."""
+    cut = [
+        f"{name} at {width} px: {formula['text']!r} runs {formula['beyond']} px past the "
+        f"edge, in {formula['context']!r}"
+        for (name, width), reading in readings.items()
+        for formula in reading["inline"]
+    ]
+    assert not cut, f"{len(cut)} inline formulas cut off:\n" + "\n".join(cut)
+
+
+# The smallest text a figure may show on a phone, in CSS pixels: below about 9 px
+# it cannot be read without zooming.
+SMALLEST_FIGURE_TEXT_PX = 9.0
+
+
+def png_dpi(data: bytes) -> float | None:
+    """The resolution a PNG file states (Matplotlib writes it), in dots per inch."""
+    position = 8
+    while position + 8 <= len(data):
+        length = int.from_bytes(data[position:position + 4], "big")
+        kind = data[position + 4:position + 8]
+        if kind == b"pHYs" and data[position + 16] == 1:  # unit: the metre
+            return int.from_bytes(data[position + 8:position + 12], "big") * 0.0254
+        if kind == b"IDAT":
+            return None
+        position += 12 + length
+    return None
+
+
+def notebook_figures() -> dict[str, dict]:
+    """Every PNG figure the chapters show, by the SHA-256 of its bytes: where it is
+    and the figure-data record ``glue_figure`` stored beside it (None if none)."""
+    import base64
+    import hashlib
+
+    found = {}
+    for chapter, number, cell, _ in chapter_cells():
+        outputs = cell.get("outputs", [])
+        records = {}
+        for output in outputs:
+            for key, value in output.get("data", {}).items():
+                if key.endswith("figure-data+json"):
+                    records[value["name"]] = value
+        for output in outputs:
+            data = output.get("data", {})
+            for key in ("image/png", "application/papermill.record/image/png"):
+                if key in data:
+                    name = output.get("metadata", {}).get("scrapbook", {}).get("name")
+                    digest = hashlib.sha256(base64.b64decode("".join(data[key]))).hexdigest()
+                    found[digest] = {"where": f"{chapter}: cell {number}" + (f" ({name})" if name else ""),
+                                     "record": records.get(name)}
+    return found
+
+
+def test_figure_text_is_legible_on_a_phone(readings):
+    """Text in a figure shown at 390 px must be at least about 9 px high.
+
+    How large a figure's text appears is its size in points, times the
+    figure's pixels per point, times how much the page shrinks the image:
+    ``points / 72 * dpi * shown width / natural width``. The browser gives the
+    last two (the image's ``naturalWidth`` and its rendered width); the PNG
+    states its dpi (Matplotlib writes a ``pHYs`` chunk); the smallest font
+    size is what ``glue_figure`` records beside the figure's data
+    (``smallest_font_pt``). The image on the page is matched to its notebook
+    output by the SHA-256 of its bytes, which the build copies unchanged.
+    Measuring this way needs no guess about cropping (``bbox_inches="tight"``
+    changes the pixel width but not the dpi) or retina output (which doubles
+    both). A figure not glued with ``glue_figure`` fails: its text size is
+    unknown. A record from before ``smallest_font_pt`` existed is read as the
+    book style's 12 points.
+    """
+    import hashlib
+
+    from pe_lib.course.plotting import FONT_SIZE
+
+    figures = notebook_figures()
+    small = []
+    for (name, width), reading in readings.items():
+        if width != 390:
+            continue
+        for figure in reading["figures"]:
+            path = (reading["path"].parent / unquote(figure["src"])).resolve()
+            if not path.is_file() or path.suffix.lower() != ".png":
+                continue
+            data = path.read_bytes()
+            known = figures.get(hashlib.sha256(data).hexdigest())
+            if known is None:
+                continue  # not a figure from a chapter's outputs (a logo, an icon)
+            if known["record"] is None:
+                small.append(f"{known['where']} is not glued with glue_figure; "
+                             "its text size cannot be checked")
+                continue
+            points = known["record"].get("smallest_font_pt") or FONT_SIZE
+            dpi = png_dpi(data) or 72.0
+            pixels = points / 72 * dpi * figure["shown"] / figure["natural"]
+            if pixels < SMALLEST_FIGURE_TEXT_PX:
+                small.append(f"{name} at {width} px: {known['where']}: {points:g} pt text shows "
+                             f"{pixels:.1f} px high ({figure['natural']} px image at {dpi:.0f} dpi "
+                             f"shown {figure['shown']:.0f} px wide)")
+    assert not small, f"{len(small)} figures with text too small on a phone:\n" + "\n".join(small)
+
+
 # --- Read from the notebooks: what a cell shows -----------------------------
 
 HIDDEN_INPUT = {"remove-cell", "remove-input", "hide-input", "hide-cell"}
@@ -378,3 +516,58 @@ def test_no_markdown_table_printed_raw():
             if _MARKDOWN_RULE.search(text):
                 raw.append(f"{chapter}: cell {number} prints a Markdown table")
     assert not raw, "\n".join(raw)
+
+
+# A call that draws: a figure made, plotted on, or glued.
+_DRAWS = re.compile(
+    r"\bbook_figure\(|\bglue_figure\(|\bplt\.|\.subplots\(|\b(?:ax|axes|fig|top|bottom)\w*(?:\[[^\]]*\])?\."
+    r"(?:plot|step|imshow|loglog|semilogy|semilogx|scatter|bar|barh|hist|fill_between|axhline|axvline|"
+    r"colorbar|legend|set|set_\w+|text|annotate|grid)\("
+)
+_SCAFFOLD = re.compile(
+    r"^\s*(?:with course_style\(\):|for .* in .*:|import |from \S+ import |\)|\]|\}|#)"
+)
+
+
+def _computes(source: str) -> bool:
+    """Whether a cell does anything but draw: a statement that is neither a drawing
+    call, nor the scaffolding around one, nor a continuation line."""
+    depth = 0
+    for line in source.splitlines():
+        stripped = line.strip()
+        starts_statement = depth == 0
+        depth += sum(stripped.count(c) for c in "([{") - sum(stripped.count(c) for c in ")]}")
+        if not stripped or not starts_statement or _SCAFFOLD.match(line) or _DRAWS.search(line):
+            continue
+        if re.match(r"^\s*\w[\w, ]*=\s*(?:book_figure|plt\.subplots)\(", line):
+            continue
+        return True
+    return False
+
+
+def test_no_visible_code_cell_draws():
+    """Drawing code is folded (``hide-input``); the computation it draws stays visible in
+    a cell of its own. A visible cell that draws fails, whether it only draws or draws
+    beside its computation (then the computation stays and the drawing moves)."""
+    shown = []
+    for chapter, number, cell, tags in chapter_cells():
+        source = "".join(cell["source"])
+        if tags & HIDDEN_INPUT or not _DRAWS.search(source):
+            continue
+        what = "draws beside its computation" if _computes(source) else "only draws"
+        shown.append(f"{chapter}: cell {number} {what}")
+    assert not shown, f"{len(shown)} visible code cells that draw (tag them hide-input):\n" + "\n".join(shown)
+
+
+def test_no_bare_value_is_shown():
+    """A cell whose last line is a bare expression shows its repr (``[1.0, 0.01]``) with
+    nothing to say what it is. Values the reader should see are printed with words;
+    a value a cell only glues stays in a cell the page removes."""
+    bare = [
+        f"{chapter}: cell {number} shows {''.join(output['data'].get('text/plain', ''))[:40]!r}"
+        for chapter, number, cell, tags in chapter_cells()
+        if not tags & HIDDEN_OUTPUT
+        for output in cell.get("outputs", [])
+        if output.get("output_type") == "execute_result"
+    ]
+    assert not bare, f"{len(bare)} cells show a bare value:\n" + "\n".join(bare)

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pe_lib import angle_rates, sinusoidal_encoding
-from pe_lib.course.precision import column_errors, float32_angle_encoding
+from pe_lib.course.precision import column_errors, float32_angle_encoding, float32_angle_errors
 
 depths = st.integers(min_value=1, max_value=64)
 # Below 2**24 every position is a float32 integer, so only the angle is rounded.
@@ -101,3 +101,36 @@ def test_empty_table_has_zero_errors():
 def test_bad_input_names_the_argument(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+def test_float32_angle_errors_against_exact_rationals():
+    # The float32 angle and the true angle as exact fractions: p * w with w the
+    # float64 rate, and the float32 product of float32(p) and float32(w).
+    from fractions import Fraction
+
+    start, length, depth = 999_990, 10, 6
+    rates = angle_rates(depth)
+    expected = []
+    for rate in rates:
+        worst = max(
+            abs(Fraction(float(np.float32(p) * np.float32(rate))) - Fraction(p) * Fraction(float(rate)))
+            for p in range(start, start + length)
+        )
+        expected += [float(worst)] * 2
+    got = float32_angle_errors(length, depth, start=start)
+    np.testing.assert_allclose(got, expected, rtol=2.0**-52, atol=0)
+    assert got[0] == got[1] == 0.0  # rate 1: an integer times 1 is exact
+    assert got[2] > 1e-3
+
+
+def test_float32_angle_errors_bound_the_sine_errors():
+    start = 10**6
+    angles = float32_angle_errors(32, 16, start=start)
+    sines = column_errors(float32_angle_encoding(32, 16, start=start), start=start)
+    # |sin a - sin b| <= |a - b|, plus the float32 sine's own rounding
+    assert np.all(sines <= angles + 2.0**-21)
+
+
+def test_float32_angle_errors_refuse_positions_past_two_to_the_24():
+    with pytest.raises(ValueError, match="start"):
+        float32_angle_errors(2, 4, start=2**24 - 1)

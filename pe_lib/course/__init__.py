@@ -10,6 +10,7 @@ package; the modules here exist for the chapters and assignments.
 - :mod:`pe_lib.course.rotation`: moving by k positions is a block rotation M_k.
 - :mod:`pe_lib.course.similarity`: dot products and distances depend on the offset only.
 - :mod:`pe_lib.course.precision`: why angles must not be formed in float32.
+- :mod:`pe_lib.course.residual_stream`: positions survive a deep stack because blocks add to it.
 - :mod:`pe_lib.course.order_tasks`: a task only a model that knows positions can solve.
 - :mod:`pe_lib.course.order_classifier`: a small Transformer trained on it.
 - :mod:`pe_lib.course.extrapolation`: training short and testing long, for each method.

@@ -36,11 +36,14 @@ def course_style():
         yield
 
 
-#: The book's one figure size rule: a phone shows a figure about 360 px wide,
-#: so figures are drawn :data:`FIGURE_WIDTH` inches wide with
-#: :data:`FONT_SIZE`-point text, and several panels are stacked, never side by side.
+# The book's one figure size rule. A phone shows a figure about 360 px wide,
+# so figures are drawn FIGURE_WIDTH inches wide with FONT_SIZE-point text, and
+# several panels are stacked, never side by side.
+#: Width of every figure, in inches.
 FIGURE_WIDTH = 5.0
+#: Size of the text in every figure, in points.
 FONT_SIZE = 12
+#: Height of one panel, in inches.
 PANEL_HEIGHT = 2.8
 
 
@@ -120,6 +123,27 @@ def figure_data(fig) -> dict:
     return {"size": numbers(fig.get_size_inches()), "axes": axes}
 
 
+def smallest_font_size(fig) -> float | None:
+    """The size in points of the smallest piece of text a figure shows (None if none).
+
+    >>> with course_style():
+    ...     fig, ax = book_figure()
+    ...     _ = ax.set_title("a title", fontsize=14)
+    ...     _ = ax.text(0.5, 0.5, "a note", fontsize=9)
+    >>> smallest_font_size(fig)
+    9.0
+    >>> plt.close(fig)
+    """
+    from matplotlib.text import Text
+
+    sizes = [
+        float(text.get_fontsize())
+        for text in fig.findobj(Text)
+        if text.get_visible() and text.get_text().strip()
+    ]
+    return min(sizes, default=None)
+
+
 def glue_figure(name: str, fig, *, rtol: float | None = None) -> None:
     """Glue ``fig`` for ``{glue:figure}`` and record the data it draws, then close it.
 
@@ -141,7 +165,11 @@ def glue_figure(name: str, fig, *, rtol: float | None = None) -> None:
     if rtol is not None and not 0 < rtol < 1:
         raise ValueError(f"rtol must be in (0, 1), got {rtol!r}")
     glue(name, fig, display=False)
-    record = {"name": name, "exact": rtol is None, "rtol": rtol, "data": figure_data(fig)}
+    record = {
+        "name": name, "exact": rtol is None, "rtol": rtol, "data": figure_data(fig),
+        # What the browser test needs to tell how large the text reads on a phone.
+        "smallest_font_pt": smallest_font_size(fig),
+    }
     # Recorded as a glue variable of its own, which the page never shows.
     display(
         {GLUE_PREFIX + FIGURE_DATA_MIME: record},

@@ -8,7 +8,9 @@ columns have small angles and stay accurate; the fast ones do not.
 
 :func:`float32_angle_encoding` is the straightforward implementation that makes
 this mistake, kept here to be measured; :func:`column_errors` measures any
-table against a float64 reference. :func:`~pe_lib.sinusoidal.sinusoidal_encoding` forms
+table against a float64 reference, and :func:`float32_angle_errors` measures
+the cause, the rounding of the angles, by IEEE arithmetic alone, so that it
+gives the same numbers on every processor. :func:`~pe_lib.sinusoidal.sinusoidal_encoding` forms
 its angles in float64 and rounds only the final values.
 """
 
@@ -99,3 +101,54 @@ def column_errors(table, *, start: int = 0, base: float = 10000.0) -> np.ndarray
     length, depth = table.shape
     reference = _direct_encoding(length, depth, base, start, np.float64)
     return np.abs(table - reference).max(axis=0, initial=0.0)
+
+
+def float32_angle_errors(length: int, depth: int, *, base: float = 10000.0, start: int = 0) -> np.ndarray:
+    r"""How far the float32 angles of :func:`float32_angle_encoding` are from the true ones.
+
+    For each column, the largest :math:`|\widehat{\theta} - p\,\omega|` over the
+    rows, where :math:`\widehat{\theta}` is the float32 product of the float32
+    position and the float32 rate. Only IEEE multiplication and rounding are
+    involved (no sine, whose last bits differ between processors), so the
+    result is the same on every machine; the sine error of a column is at most
+    this angle error plus the float32 sine's own rounding.
+
+    Args:
+        length: number of positions (rows), ``>= 1``.
+        depth: encoding size (columns), ``>= 1``; a sine and its cosine share
+            one angle, so they get the same value.
+        base: the constant :math:`N` of the encoding.
+        start: position of the first row, ``< 2**24`` so that every position
+            is a float32 integer and only the rate and the product are rounded.
+
+    Returns:
+        A float64 array of length ``depth``.
+
+    Example:
+        Rate 1 makes the angle of columns 0 and 1 exact; column 2's rate
+        cannot be held in float32:
+
+        >>> errors = float32_angle_errors(32, 4, start=10**6)
+        >>> errors[:2].tolist(), bool(errors[2] > 1e-4)
+        ([0.0, 0.0], True)
+    """
+    length = require_int("length", length, minimum=1)
+    depth = require_int("depth", depth, minimum=1)
+    start = require_int("start", start, minimum=0)
+    base = require_positive_float("base", base)
+    if start + length > 2**24:
+        raise ValueError(
+            f"start + length must be at most 2**24 (every position a float32 integer), "
+            f"got start={start}, length={length}"
+        )
+    rates = angle_rates(depth, base=base)
+    positions = np.arange(start, start + length, dtype=np.float64)[:, None]
+    # Split each rate w into w32 = float32(w) and the exact rest w - w32 (at most
+    # 29 significant bits). A position (24 bits) times either part is exact in
+    # float64, and so is the difference of the two nearby products (Sterbenz):
+    # the error comes out correctly rounded, with no round-off of its own.
+    rates32 = rates.astype(np.float32)
+    rest = rates - rates32.astype(np.float64)
+    rounded = (positions.astype(np.float32) * rates32).astype(np.float64)
+    errors = np.abs((rounded - positions * rates32.astype(np.float64)) - positions * rest)
+    return np.repeat(errors.max(axis=0), 2)[:depth]
