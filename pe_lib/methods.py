@@ -30,7 +30,8 @@ Names in the peers (Hugging Face transformers, keras-hub):
 - ``rope_yarn``: YaRN as its authors' code ships it; Hugging Face
   ``rope_type="yarn"`` (``beta_fast``, ``beta_slow``, ``truncate``,
   ``attention_factor``, ``mscale``, ``mscale_all_dim``); keras-hub
-  ``rope_type="yarn"``.
+  ``rope_type="yarn"`` is its ``truncate=False``, up to where keras-hub
+  clips the end of the ramp.
 - ``rope_yarn_paper``: YaRN as the paper's equation reads, a ramp linear in
   the turns; no peer ships it.
 - ``rope_llama3``: Hugging Face ``rope_type="llama3"`` (``factor``,

@@ -19,11 +19,15 @@ first, then the peers':
   :math:`s_n = \max(1,\ s\,n/L - (s - 1))` (:func:`dynamic_ntk_rates`). Hugging
   Face ``rope_type="dynamic"``. (keras-hub's ``rope_type="dynamic"`` divides
   every rate, the fastest included, by :math:`s^{d/(d-2)}`; that is neither.)
-- ``"rope_yarn"``, YaRN as its authors' code, Hugging Face
-  ``rope_type="yarn"`` and keras-hub ship it (:func:`yarn_rates`): a ramp
-  *linear in the pair index* between the pairs that turn ``beta_fast`` = 32
-  and ``beta_slow`` = 1 times over :math:`L`, rounded outwards to whole pairs
-  (``truncate``), keeps the fast pairs and interpolates the slow ones.
+- ``"rope_yarn"``, YaRN as its authors' code and Hugging Face's
+  ``rope_type="yarn"`` ship it (:func:`yarn_rates`): a ramp *linear in the
+  pair index* between the pairs that turn ``beta_fast`` = 32 and
+  ``beta_slow`` = 1 times over :math:`L`, rounded outwards to whole pairs
+  (``truncate``, on by default), keeps the fast pairs and interpolates the
+  slow ones. keras-hub's ``rope_type="yarn"`` ramps over the pair index too,
+  but by default does not round (``truncate=False`` here) and ends the ramp
+  at pair ``d/2 - 1`` at the latest; its ``truncate=True`` also caps the
+  positions, which no option here does.
 - ``"rope_yarn_paper"``, YaRN as the paper's equation reads
   (:func:`yarn_paper_rates`): the ramp is linear in the number of turns
   :math:`r_i` itself, between :math:`\alpha = 1` and :math:`\beta = 32`. Both
