@@ -100,10 +100,10 @@ class RotaryEmbedding(keras.layers.Layer):
             untouched, and the rates are those of the rotated depth.
         max_length: the new context, to take ``scale`` as its ratio to
             ``original_length``; if ``scale`` is given too they must agree.
-        beta_fast, beta_slow, truncate, attention_factor, mscale,
-            mscale_all_dim: ``"rope_yarn"``'s options
-            (:func:`pe_lib.rope_scaling.yarn_rates`,
-            :func:`pe_lib.rope_scaling.yarn_attention_factor`).
+        beta_fast, beta_slow, truncate: ``"rope_yarn"``'s ramp
+            (:func:`pe_lib.rope_scaling.yarn_rates`).
+        attention_factor, mscale, mscale_all_dim: ``"rope_yarn"``'s attention
+            factor (:func:`pe_lib.rope_scaling.yarn_attention_factor`).
         alpha, beta: ``"rope_yarn_paper"``'s ramp ends, in turns.
         low_freq_factor, high_freq_factor: ``"rope_llama3"``'s bands.
         **kwargs: other arguments for ``keras.layers.Layer``.
