@@ -39,6 +39,20 @@ def require_positive_float(name: str, value) -> float:
     return value
 
 
+def require_fraction(name: str, value) -> float:
+    """Return ``value`` as a ``float`` in ``(0, 1]`` or raise, naming ``name``.
+
+    >>> require_fraction("rotary_fraction", 0.25)
+    0.25
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number in (0, 1], got {value!r} ({type(value).__name__})")
+    value = float(value)
+    if not 0.0 < value <= 1.0:
+        raise ValueError(f"{name} must be in (0, 1], got {value!r}")
+    return value
+
+
 def require_choice(name: str, value, choices: tuple[str, ...]) -> str:
     """Return ``value`` if it is one of ``choices``, else raise, naming ``name``.
 

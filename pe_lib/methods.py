@@ -17,13 +17,26 @@ Names in the peers (Hugging Face transformers, keras-hub):
 - ``learned``: keras-hub ``PositionEmbedding``; Hugging Face's
   ``position_embeddings`` (BERT, GPT-2).
 - ``rope``: keras-hub ``RotaryEmbedding`` (``max_wavelength``); Hugging Face's
-  ``rope_theta`` and ``rotate_half``.
+  ``rope_theta`` and ``rotate_half``. Its option ``rotary_fraction``, which
+  rotates only the first features of each head, is Hugging Face's
+  ``partial_rotary_factor`` (Phi, GPT-NeoX's ``rotary_pct``; GPT-J's
+  ``rotary_dim`` counts the features), and every RoPE variant takes it.
 - ``rope_pi``: Hugging Face ``rope_scaling={"rope_type": "linear"}``;
   keras-hub ``scaling_factor``.
-- ``rope_ntk``: Hugging Face ``rope_type="dynamic"`` (the same base change,
-  with the scale chosen from the current length).
-- ``rope_yarn``: Hugging Face ``rope_type="yarn"`` (``beta_fast=32``,
-  ``beta_slow=1``, ``attention_factor``).
+- ``rope_ntk``: NTK-aware scaling with a fixed scale; no peer ships it
+  static (it is ``rope_dynamic`` frozen at one length).
+- ``rope_dynamic``: Hugging Face ``rope_type="dynamic"`` (``factor``,
+  ``max_position_embeddings``): the scale follows the current length.
+- ``rope_yarn``: YaRN as its authors' code ships it; Hugging Face
+  ``rope_type="yarn"`` (``beta_fast``, ``beta_slow``, ``truncate``,
+  ``attention_factor``, ``mscale``, ``mscale_all_dim``); keras-hub
+  ``rope_type="yarn"`` is its ``truncate=False``, up to where keras-hub
+  clips the end of the ramp.
+- ``rope_yarn_paper``: YaRN as the paper's equation reads, a ramp linear in
+  the turns; no peer ships it.
+- ``rope_llama3``: Hugging Face ``rope_type="llama3"`` (``factor``,
+  ``low_freq_factor``, ``high_freq_factor``,
+  ``original_max_position_embeddings``).
 - ``alibi``: Hugging Face's ``build_alibi_tensor`` (BLOOM, MPT).
 - ``t5``: Hugging Face ``T5Attention._relative_position_bucket`` and
   ``relative_attention_bias``; keras-hub ``T5`` layers.
@@ -104,8 +117,14 @@ METHODS: dict[str, PositionMethod] = dict([
            "pe_lib.rope_scaling.interpolation_rates", "pe_lib.layers.RotaryEmbedding"),
     _entry("rope_ntk", "RoPE with the base raised to N s^(d/(d-2)) (NTK-aware)", "queries and keys",
            "pe_lib.rope_scaling.ntk_rates", "pe_lib.layers.RotaryEmbedding"),
-    _entry("rope_yarn", "RoPE with slow pairs interpolated, fast ones kept, a ramp between (YaRN)",
+    _entry("rope_dynamic", "NTK-aware RoPE whose scale follows the current length (dynamic NTK)",
+           "queries and keys", "pe_lib.rope_scaling.dynamic_ntk_rates", "pe_lib.layers.RotaryEmbedding"),
+    _entry("rope_yarn", "RoPE with slow pairs interpolated, fast ones kept, a ramp over the pair index (YaRN)",
            "queries and keys", "pe_lib.rope_scaling.yarn_rates", "pe_lib.layers.RotaryEmbedding"),
+    _entry("rope_yarn_paper", "YaRN as the paper writes it: the ramp linear in each pair's turns",
+           "queries and keys", "pe_lib.rope_scaling.yarn_paper_rates", "pe_lib.layers.RotaryEmbedding"),
+    _entry("rope_llama3", "RoPE in three bands of wavelength: kept, ramped, interpolated (Llama 3.1)",
+           "queries and keys", "pe_lib.rope_scaling.llama3_rates", "pe_lib.layers.RotaryEmbedding"),
     _entry("alibi", "a per-head penalty proportional to the distance, on the scores", "scores",
            "pe_lib.alibi.alibi_block", "pe_lib.layers.AlibiBias"),
     _entry("t5", "a learned per-head scalar per bucket of offsets, on the scores", "scores",
@@ -124,7 +143,7 @@ def get_method(method: str) -> PositionMethod:
     >>> get_method("cosine")
     Traceback (most recent call last):
     ...
-    ValueError: method must be one of 'sinusoidal', 'learned', 'rope', 'rope_pi', 'rope_ntk', 'rope_yarn', 'alibi', 't5', 'shaw', 'none'; got 'cosine'
+    ValueError: method must be one of 'sinusoidal', 'learned', 'rope', 'rope_pi', 'rope_ntk', 'rope_dynamic', 'rope_yarn', 'rope_yarn_paper', 'rope_llama3', 'alibi', 't5', 'shaw', 'none'; got 'cosine'
     """
     if not isinstance(method, str) or method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(map(repr, METHODS))}; got {method!r}")
@@ -136,6 +155,10 @@ def method_names(acts_on: str | None = None) -> tuple[str, ...]:
 
     >>> method_names("input")
     ('sinusoidal', 'learned')
+    >>> method_names("inputs")
+    Traceback (most recent call last):
+    ...
+    ValueError: acts_on must be one of 'input', 'queries and keys', 'scores', 'none'; got 'inputs'
     """
     if acts_on is not None and acts_on not in WHERE:
         raise ValueError(f"acts_on must be one of {', '.join(map(repr, WHERE))}; got {acts_on!r}")

@@ -29,17 +29,22 @@ with one layout must be run with the same one.
 The rotation is computed as implementations do, with one angle per feature:
 :math:`x \odot \cos T_m + \operatorname{rotate\_half}(x) \odot \sin T_m`
 (:func:`feature_angles`, :func:`rotate_half`). Peers' names: ``base`` is
-Hugging Face's ``rope_theta`` and keras-hub's ``max_wavelength``. The Keras
-twin of :func:`apply_rope` is :class:`pe_lib.layers.RotaryEmbedding`.
+Hugging Face's ``rope_theta`` and keras-hub's ``max_wavelength``.
+
+*Partial rotary* embeddings (GPT-NeoX, GPT-J, Phi) rotate only the first
+features of each head and pass the others through untouched:
+``rotary_fraction`` here, Hugging Face's ``partial_rotary_factor``, GPT-NeoX's
+``rotary_pct``; GPT-J's ``rotary_dim`` is the number itself
+(:func:`rotary_depth`). The rates then belong to the rotated depth,
+:math:`\theta_i = N^{-2i/r}` for :math:`r` rotated features, as in the peers.
+The Keras twin of :func:`apply_rope` is :class:`pe_lib.layers.RotaryEmbedding`.
 """
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from pe_lib._checks import require_choice, require_even, require_int, require_positive_float
+from pe_lib._checks import require_choice, require_even, require_fraction, require_int, require_positive_float
 from pe_lib.frequencies import angle_rates
 # interleaved_to_half_split is re-exported: RoPE's layouts are pe_lib.layouts'.
 from pe_lib.layouts import LAYOUTS, interleaved_to_half_split
@@ -61,6 +66,25 @@ def _as_positions(positions, length: int, batch: int | None = None) -> np.ndarra
             f"positions must have shape {' or '.join(map(str, allowed))}, one per step; got shape {array.shape}"
         )
     return array.astype(np.int64)
+
+
+def rotary_depth(depth: int, rotary_fraction: float = 1.0) -> int:
+    """How many of ``depth`` features RoPE rotates: ``int(depth * rotary_fraction)``, even.
+
+    The product is rounded down, as Hugging Face's ``partial_rotary_factor``
+    is; Phi-2's heads of 80 features with ``0.4`` rotate 32.
+
+    >>> rotary_depth(80, 0.4), rotary_depth(64)
+    (32, 64)
+    """
+    depth = require_even("depth", depth, reason=_ODD_DEPTH)
+    rotated = int(depth * require_fraction("rotary_fraction", rotary_fraction))
+    if rotated < 2 or rotated % 2:
+        raise ValueError(
+            f"rotary_fraction={rotary_fraction!r} of depth {depth} rotates {rotated} features; "
+            "RoPE needs an even number, at least 2"
+        )
+    return rotated
 
 
 def _rates(depth: int, base: float, rates) -> np.ndarray:
@@ -151,6 +175,7 @@ def apply_rope(
     sequence_axis: int | None = None,
     feature_axis: int = -1,
     rates=None,
+    rotary_fraction: float = 1.0,
 ) -> np.ndarray:
     """Rotate queries or keys by their positions.
 
@@ -171,8 +196,11 @@ def apply_rope(
             GPT-J: ``sequence_axis=1``) and ``(batch, heads, length, depth)``
             (``sequence_axis=2``) cannot be told apart.
         feature_axis: the axis of features, the last by default.
-        rates: the ``depth // 2`` angle rates to use instead of ``base``'s,
+        rates: one angle rate per rotated pair, to use instead of ``base``'s,
             e.g. from :mod:`pe_lib.rope_scaling`.
+        rotary_fraction: the share of each vector's features that is
+            rotated (:func:`rotary_depth`); the others are returned as they
+            are. 1 rotates them all.
 
     Returns:
         The rotated array, of the shape of ``x`` and of its floating-point
@@ -192,6 +220,13 @@ def apply_rope(
         >>> apply_rope(x[:, [0, 2, 1, 3]], layout="half-split").round(4)
         array([[1.    , 1.    , 0.    , 0.    ],
                [0.5403, 1.    , 0.8415, 0.01  ]])
+
+        With ``rotary_fraction=0.5`` only the first two features turn, as
+        one pair with the rate of a depth of 2:
+
+        >>> apply_rope(x, layout="interleaved", rotary_fraction=0.5).round(4)
+        array([[1.    , 0.    , 1.    , 0.    ],
+               [0.5403, 0.8415, 1.    , 0.    ]])
     """
     x = np.asarray(x)
     if not (np.issubdtype(x.dtype, np.number) and np.all(np.isfinite(x))):
@@ -214,42 +249,87 @@ def apply_rope(
         depth = require_even("depth", x.shape[feature], reason=_ODD_DEPTH)
     except ValueError as error:
         raise ValueError(f"x: the feature axis has the depth; {error}") from None
+    rotated_depth = rotary_depth(depth, rotary_fraction)
     moved = np.moveaxis(x, (sequence, feature), (-2, -1))
     batch = x.shape[0] if x.ndim >= 3 and 0 not in (sequence, feature) else None
     positions = _as_positions(positions, moved.shape[-2], batch)
-    angles = feature_angles(rope_angles(positions, depth, base=base, rates=rates), layout)
+    angles = feature_angles(rope_angles(positions, rotated_depth, base=base, rates=rates), layout)
     if angles.ndim == 3:  # (batch, length, depth): line the batch up with x's first axis
         angles = angles.reshape(angles.shape[:1] + (1,) * (moved.ndim - 3) + angles.shape[1:])
     values = moved.astype(np.float64)
-    rotated = values * np.cos(angles) + rotate_half(values, layout) * np.sin(angles)
+    turned = values[..., :rotated_depth]
+    turned = turned * np.cos(angles) + rotate_half(turned, layout) * np.sin(angles)
+    rotated = np.concatenate([turned, values[..., rotated_depth:]], axis=-1)
     dtype = x.dtype if np.issubdtype(x.dtype, np.floating) else np.float64
     return np.moveaxis(rotated, (-2, -1), (sequence, feature)).astype(dtype, copy=False)
 
 
+def exact_angle_cos_sin(multiples, rates) -> tuple[np.ndarray, np.ndarray]:
+    r"""Cosine and sine of :math:`n\,\theta` for integers :math:`n < 2^{32}`, the product unrounded.
+
+    ``np.cos(n * rate)`` first rounds the angle :math:`n\theta` to float64,
+    an error of up to :math:`n\theta\,2^{-53}` radians (2.4e-7 at
+    :math:`n = 2^{31}`, :math:`\theta = 1`). Here each rate is split into
+    three parts, two of 21 significant bits and the rest, so that :math:`n`
+    times either of the first two is exact and :math:`n` times the third is
+    below :math:`2^{-10}`; the three angles are added by the angle-addition
+    formulas. The result is within a few float64 steps of the true cosine and
+    sine of :math:`n\theta` for the float64 rate :math:`\theta`.
+
+    Args:
+        multiples: integers :math:`n`, ``0 <= n < 2**32``, of any shape.
+        rates: float64 rates :math:`\theta`, 1-D.
+
+    Returns:
+        Two float64 arrays of shape ``multiples.shape + rates.shape``.
+
+    >>> cos, sin = exact_angle_cos_sin([0, 1], [1.0])
+    >>> cos.round(4).tolist(), sin.round(4).tolist()
+    ([[1.0], [0.5403]], [[0.0], [0.8415]])
+    """
+    multiples = np.asarray(multiples)
+    if not np.issubdtype(multiples.dtype, np.integer) or np.any(multiples < 0) or np.any(multiples >= 2**32):
+        raise ValueError(f"multiples must be integers in [0, 2**32), got {multiples!r}")
+    rates = np.asarray(rates, dtype=np.float64)
+    count = multiples.astype(np.float64)
+    cos, sin = np.ones(count.shape + rates.shape), np.zeros(count.shape + rates.shape)
+    rest = rates
+    for part in range(3):
+        if part < 2:  # Veltkamp's split: the high part keeps 53 - 32 = 21 bits
+            split = rest * (2.0**32 + 1.0)
+            high = split - (split - rest)
+        else:
+            high = rest
+        rest = rest - high
+        angle = np.multiply.outer(count, high)  # exact for the first two parts
+        cos_part, sin_part = np.cos(angle), np.sin(angle)
+        cos, sin = cos * cos_part - sin * sin_part, sin * cos_part + cos * sin_part
+    return cos, sin
+
+
 def rotation_tables(rates, *, digits: int = 4, digit_bits: int = 8) -> list[tuple[np.ndarray, np.ndarray]]:
-    r"""Cosine and sine tables that rotate by any position without forming its angle in float32.
+    r"""Cosine and sine tables that rotate by any position without forming its angle.
 
     A position :math:`m < 2^{32}` is written in base 256, :math:`m = \sum_k
     c_k 256^k`; table ``k`` holds :math:`\cos` and :math:`\sin` of
-    :math:`c\,256^k\,\theta_i` for every digit :math:`c`, computed in float64
-    and reduced modulo :math:`2\pi`. A layer composes the rotations of the
-    digits of :math:`m` by angle addition (:class:`pe_lib.layers.RotaryEmbedding`).
+    :math:`c\,256^k\,\theta_i` for every digit :math:`c`, in float64 and
+    to within a few float64 steps (:func:`exact_angle_cos_sin`). A layer
+    converts them to the dtype it computes in and composes the rotations of
+    the digits of :math:`m` by angle addition
+    (:class:`pe_lib.layers.RotaryEmbedding`).
 
     Returns:
-        ``digits`` pairs of float32 arrays of shape ``(256, len(rates))``.
+        ``digits`` pairs of float64 arrays of shape ``(256, len(rates))``.
 
     >>> tables = rotation_tables([1.0, 0.01])
-    >>> len(tables), tables[0][0].shape
-    (4, (256, 2))
+    >>> len(tables), tables[0][0].shape, tables[0][0].dtype
+    (4, (256, 2), dtype('float64'))
     """
     rates = np.asarray(rates, dtype=np.float64)
     radix = 2**digit_bits
-    tables = []
-    for level in range(digits):
-        angles = np.multiply.outer(np.arange(radix, dtype=np.float64) * float(radix**level), rates)
-        angles = np.mod(angles, 2.0 * math.pi)
-        tables.append((np.cos(angles).astype(np.float32), np.sin(angles).astype(np.float32)))
-    return tables
+    if radix**digits > 2**32:
+        raise ValueError(f"digits={digits} of {digit_bits} bits reach past 2**32")
+    return [exact_angle_cos_sin(np.arange(radix, dtype=np.int64) * radix**level, rates) for level in range(digits)]
 
 
 def offset_score(offsets, depth: int, *, base: float = 10000.0) -> np.ndarray:

@@ -120,7 +120,7 @@ def _integer_root_ceiling(value: int, degree: int) -> int:
 
 
 def _thresholds(per_direction: int, max_distance: int) -> np.ndarray:
-    """The smallest distance in each bucket of one direction (empty buckets repeat the next start)."""
+    """Entry ``b``: the smallest distance whose bucket is ``b`` or more (see :func:`bucket_thresholds`)."""
     max_exact = per_direction // 2
     steps = per_direction - max_exact
     starts = list(range(max_exact + 1))  # 0 .. E - 1 exact, then E opens bucket E
@@ -131,14 +131,19 @@ def _thresholds(per_direction: int, max_distance: int) -> np.ndarray:
 
 
 def bucket_thresholds(*, bidirectional: bool = True, num_buckets: int = 32, max_distance: int = 128) -> np.ndarray:
-    """The smallest distance that falls in each bucket of one direction, exactly.
+    """Entry ``b`` is the smallest distance whose bucket (in one direction) is ``b`` or more, exactly.
 
-    Entry ``b`` is the smallest distance :math:`n` whose bucket is at least
-    ``b``; the bucket of :math:`n` is the number of entries ``<= n`` minus one.
-    A bucket no distance falls in has the start of the next one.
+    The bucket of a distance :math:`n` is the number of entries ``<= n``
+    minus one. Where every bucket holds a distance, entry ``b`` is the
+    smallest distance in bucket ``b``. A bucket that no distance falls in
+    holds the same entry as the bucket after it (the smallest distance
+    whose bucket is later still), so equal neighbours mark it; with 5
+    buckets per direction and ``max_distance=3``, bucket 3 is empty:
 
     >>> bucket_thresholds(num_buckets=20, max_distance=160)
     array([ 0,  1,  2,  3,  4,  5, 10, 20, 40, 80])
+    >>> bucket_thresholds(num_buckets=10, max_distance=3)
+    array([0, 1, 2, 3, 3])
     """
     _, per_direction, max_distance = _check_settings(bidirectional, num_buckets, max_distance)
     return _thresholds(per_direction, max_distance)
@@ -168,11 +173,15 @@ def bucket_matrix(
 
 
 def bucket_starts(*, bidirectional: bool = True, num_buckets: int = 32, max_distance: int = 128) -> np.ndarray:
-    """The smallest distance back from the query (``i - j``) that falls in each backward bucket.
+    """Entry ``b`` is the smallest distance back from the query (``i - j``) whose bucket is ``b`` or more.
 
-    The differences between neighbours are the bucket widths: one for the
-    exact buckets, then growing roughly geometrically; zero for a bucket that
-    no distance falls in (:func:`bucket_thresholds`).
+    These are :func:`bucket_thresholds`, read as distances back from the
+    query. Where every bucket holds a distance, entry ``b`` is the first
+    distance in bucket ``b`` and the differences between neighbours are the
+    bucket widths: one for the exact buckets, then growing roughly
+    geometrically. A bucket no distance falls in has width zero: it repeats
+    the entry of the bucket after it (T5's defaults have none; the second
+    example has six, buckets 9 to 14).
 
     >>> bucket_starts()
     array([ 0,  1,  2,  3,  4,  5,  6,  7,  8, 12, 16, 23, 32, 46, 64, 91])

@@ -7,14 +7,13 @@ import numpy as np
 import pytest
 
 from pe_lib.course.context_extension import (
+    METHODS,
     attention_factor,
     scaled_angle_rates,
-    scaled_rope,
     yarn_attention_factor,
+    yarn_pair_ramp,
     yarn_ramp,
 )
-from pe_lib.course.extrapolation import extrapolation_model
-from pe_lib.course.order_classifier import order_accuracy
 
 
 def plain_rates(depth, base=10000.0):
@@ -52,18 +51,24 @@ def test_ntk_keeps_the_fastest_pair_and_divides_the_slowest_by_the_factor():
     assert np.allclose(ratios[1:] / ratios[:-1], factor ** (-2 / (depth - 2)), rtol=1e-13)
 
 
-def test_yarn_keeps_fast_pairs_interpolates_slow_ones_and_ramps_between():
+def test_yarn_keeps_fast_pairs_interpolates_slow_ones_and_ramps_over_the_pair_index():
     depth, factor, trained = 128, 4.0, 4096
     plain = np.array([float(r) for r in plain_rates(depth)])
     rates = scaled_angle_rates("rope_yarn", depth, scale=factor, original_length=trained)
+    # The YaRN code's correction range: pair 64 ln(4096 / 64 pi) / ln 1e4 = 20.9 rounded down,
+    # pair 64 ln(4096 / 2 pi) / ln 1e4 = 45.03 rounded up.
+    low, high = 20, 46
+    pairs = np.arange(depth // 2)
+    kept = 1 - np.clip((pairs - low) / (high - low), 0, 1)
+    assert np.allclose(rates, plain * (kept + (1 - kept) / factor), rtol=1e-13)
+    assert np.array_equal(yarn_pair_ramp(depth, trained), kept)
+    assert np.all(rates[:21] == plain[:21]) and np.allclose(rates[46:], plain[46:] / factor, rtol=1e-13)
+    # The paper's equation keeps and interpolates the same pairs but ramps over the turns.
+    paper = scaled_angle_rates("rope_yarn_paper", depth, scale=factor, original_length=trained)
     rotations = trained * plain / (2 * math.pi)
-    fast, slow = rotations > 32, rotations < 1
-    assert fast.any() and slow.any()
-    assert np.allclose(rates[fast], plain[fast], rtol=1e-13)
-    assert np.allclose(rates[slow], plain[slow] / factor, rtol=1e-13)
-    between = ~(fast | slow)
-    gamma = (rotations[between] - 1) / 31
-    assert np.allclose(rates[between], plain[between] * (gamma + (1 - gamma) / factor), rtol=1e-13)
+    gamma = np.clip((rotations - 1) / 31, 0, 1)
+    assert np.allclose(paper, plain * (gamma + (1 - gamma) / factor), rtol=1e-13)
+    assert not np.allclose(paper[21:46], rates[21:46], rtol=0.01)
 
 
 def test_yarn_ramp_by_hand():
@@ -80,8 +85,9 @@ def test_yarn_attention_factor():
 def test_no_scaling_and_factor_one_change_nothing():
     plain = np.array([float(r) for r in plain_rates(8)])
     assert np.allclose(scaled_angle_rates("rope", 8, scale=4.0), plain, rtol=1e-15)
-    for method in ("rope_pi", "rope_ntk", "rope_yarn"):
-        assert np.allclose(scaled_angle_rates(method, 8, scale=1.0, original_length=16), plain, rtol=1e-13)
+    for method in METHODS[1:]:
+        length = {"length": 16} if method == "rope_dynamic" else {}
+        assert np.allclose(scaled_angle_rates(method, 8, scale=1.0, original_length=16, **length), plain, rtol=1e-13)
 
 
 @pytest.mark.parametrize(
@@ -105,48 +111,7 @@ def test_yarn_ramp_refuses_reversed_ends():
         yarn_ramp([1.0], alpha=4.0, beta=2.0)
 
 
-def test_scaled_rope_changes_the_scores_as_the_rates_say_and_restores_them():
-    model = extrapolation_model("rope", train_length=8, depth=8, heads=2, seed=3)
-    attention = model.get_layer("attention")
-    inputs = np.random.default_rng(0).normal(size=(2, 12, 8)).astype("float32")
-    before = np.asarray(attention.scores(inputs))
-    # Interpolation by 2 is plain RoPE at positions 0, 0.5, ..., 5.5: the rates
-    # halved. Head 1's scores, recomputed by hand, say so.
-    with scaled_rope(model, "rope_pi", 2.0, original_length=8):
-        stretched = np.asarray(attention.scores(inputs))
-    after = np.asarray(attention.scores(inputs))
-    assert np.array_equal(before, after)
-    q = inputs @ np.asarray(attention.query.kernel)
-    k = inputs @ np.asarray(attention.key.kernel)
-    q, k = q[0, :, :4].astype(np.float64), k[0, :, :4].astype(np.float64)  # head 1, key_dim 4
-    rates = np.array([1.0, 0.01]) / 2
-    angles = np.arange(12)[:, None] * rates
-
-    def rotate(x):  # half-split pairs (0, 2) and (1, 3)
-        c, s = np.cos(angles), np.sin(angles)
-        return np.concatenate([x[:, :2] * c - x[:, 2:] * s, x[:, :2] * s + x[:, 2:] * c], axis=1)
-
-    expected = rotate(q) @ rotate(k).T / 2.0
-    causal = np.tril(np.ones((12, 12), dtype=bool))
-    assert np.allclose(stretched[0, 0][causal], expected[causal], atol=1e-4)
-
-
-def test_scaled_rope_with_yarn_scales_the_scores_and_refuses_other_models():
-    model = extrapolation_model("rope", train_length=8, depth=8, heads=2, seed=3)
-    attention = model.get_layer("attention")
-    inputs = np.random.default_rng(1).normal(size=(1, 3, 8)).astype("float32")
-    with scaled_rope(model, "rope_pi", 4.0, original_length=8):
-        pi = np.asarray(attention.scores(inputs))
-    # Each head has two pairs; within 8 steps they turn 1.27 and 0.013 times, so YaRN
-    # interpolates the slow pair fully, barely keeps the fast one, and scales the scores.
-    with scaled_rope(model, "rope_yarn", 4.0, original_length=8):
-        yarn = np.asarray(attention.scores(inputs))
-    assert not np.allclose(pi, yarn)
-    at_zero = (yarn[..., 0, 0], pi[..., 0, 0])  # position 0: no rotation, only the factor
-    assert np.allclose(at_zero[0], at_zero[1] * (0.1 * math.log(4) + 1) ** 2, rtol=1e-5)
-    with pytest.raises(ValueError, match="RoPE"):
-        with scaled_rope(extrapolation_model("alibi", train_length=8, depth=8, heads=2), "rope_pi", 2.0,
-                         original_length=8):
-            pass
-    tokens = np.ones((4, 8), dtype="int32")
-    assert order_accuracy(model, tokens, np.array([0, 1, 0, 1])) == 0.5  # still runs after the block
+def test_the_chapter_vocabulary_is_the_registry():
+    assert METHODS == ("rope", "rope_pi", "rope_ntk", "rope_dynamic", "rope_yarn", "rope_yarn_paper", "rope_llama3")
+    rates = scaled_angle_rates("rope_dynamic", 8, scale=1.0, original_length=16, length=64)
+    assert np.allclose(rates, scaled_angle_rates("rope_ntk", 8, scale=4.0), rtol=1e-14)

@@ -172,9 +172,27 @@ def test_scaling_at_test_time_keeps_the_trained_weights_and_the_test_sequences()
     run = run_extrapolation("rope", **options)
     plain = evaluate_with_scaling(run, "rope", (8, 16))
     assert plain == run.accuracy  # same weights, same sequences, no scaling
-    for method in ("rope_pi", "rope_ntk", "rope_yarn"):
+    for method in ("rope_pi", "rope_ntk", "rope_dynamic", "rope_yarn", "rope_yarn_paper", "rope_llama3"):
         scaled = evaluate_with_scaling(run, method, (8, 16, 24))
         assert scaled[8] == run.accuracy[8]  # scale 1 at the training length changes nothing
         assert set(scaled) == {8, 16, 24} and all(0.0 <= value <= 1.0 for value in scaled.values())
+    # A fixed scale is used at every length: 2 at length 16 is what length 16 picks by itself.
+    fixed = evaluate_with_scaling(run, "rope_pi", (8, 16), scale=2.0)
+    assert fixed[16] == evaluate_with_scaling(run, "rope_pi", (16,))[16]
     with pytest.raises(ValueError, match="'alibi'"):
         evaluate_with_scaling(run, "alibi", (16,))
+    with pytest.raises(ValueError, match="beta_fast"):
+        evaluate_with_scaling(run, "rope_pi", (16,), beta_fast=16.0)
+
+
+def test_answer_scores_of_a_partial_rotary_model_and_a_refusal_for_dynamic_ntk():
+    model = extrapolation_model("rope", train_length=6, method_options={"rotary_fraction": 0.5}, **SMALL)
+    attention = model.get_layer("attention")
+    tokens = np.array([[1, 3, 3, 3, 3, 16]], dtype="int32")
+    model(tokens)
+    scores = convert_to_numpy(attention.scores(convert_to_numpy(model.get_layer("embedding")(tokens))))
+    # a single layer: the last row's score for the key at position 0 is the answer score at distance 5
+    assert answer_scores(model, 1, [5])[:, 0] == pytest.approx(scores[0, :, 5, 0], abs=1e-4)
+    dynamic = extrapolation_model("rope_dynamic", train_length=6, method_options={"original_length": 6}, **SMALL)
+    with pytest.raises(ValueError, match="rope_dynamic"):
+        answer_scores(dynamic, 1, [1, 2])

@@ -56,7 +56,8 @@ EXAMPLES = {
         float16_tolerance=5e-2,
     ),
     RotaryEmbedding: LayerExample(
-        init_kwargs={"method": "rope_yarn", "base": 500.0, "scale": 2.0, "original_length": 8, "sequence_axis": 1},
+        init_kwargs={"method": "rope_yarn", "base": 500.0, "scale": 2.0, "original_length": 8, "sequence_axis": 1,
+                     "rotary_fraction": 0.5, "beta_fast": 16.0, "truncate": False},
         make_inputs=vectors((2, 6, 3, 8)), bad_shape=(2, 6, 3, 7),
     ),
     # The bias layers read the attention inputs (batch, steps, depth): (batch, heads, steps, steps).
@@ -549,3 +550,22 @@ def test_rotary_embedding_under_mixed_float16_rounds_the_float64_rotation(policy
     exact = apply_rope(x.astype(np.float64), np.arange(300), sequence_axis=1)
     # within one float16 rounding (half a step, 2**-11 relative) of the exact rotation
     np.testing.assert_allclose(to_numpy(out).astype(np.float64), exact, rtol=2**-10, atol=1e-7)
+
+
+@pytest.mark.parametrize(
+    "init_kwargs",
+    [{"method": "rope_dynamic", "scale": 2.0, "original_length": 4},
+     {"method": "rope_llama3", "base": 500000.0, "scale": 8.0, "original_length": 4},
+     {"method": "rope_yarn_paper", "scale": 4.0, "original_length": 4, "alpha": 2.0, "beta": 16.0}],
+)
+def test_every_rope_variant_saves_and_runs_symbolically(init_kwargs, tmp_path):
+    """The harness's config, symbolic and saving checks for the variants the EXAMPLES entry does not use."""
+    example = LayerExample(init_kwargs=init_kwargs, make_inputs=vectors((2, 6, 3, 8)), bad_shape=(2, 6, 3, 7))
+    for check in ("config_round_trip", "symbolic_and_eager", "mixed_precision", "bad_shape"):
+        CHECKS[check](RotaryEmbedding, example)
+    inputs = example.make_inputs(np.random.default_rng(7))
+    symbolic_in = keras.Input(shape=(None, 3, 8))
+    model = keras.Model(symbolic_in, RotaryEmbedding(**init_kwargs)(symbolic_in))
+    model.save(tmp_path / "rotary.keras")
+    loaded = keras.saving.load_model(tmp_path / "rotary.keras")
+    np.testing.assert_array_equal(loaded.predict(inputs, verbose=0), model.predict(inputs, verbose=0))

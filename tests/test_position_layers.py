@@ -1,5 +1,7 @@
 """The attention-side layers: each against its NumPy reference and its defining property."""
 
+import math
+
 import keras
 import numpy as np
 import pytest
@@ -15,24 +17,210 @@ from pe_lib.layers import (
     T5RelativeBias,
 )
 from pe_lib.rope import apply_rope
+from pe_lib.rope_scaling import scaled_rates
 from pe_lib.shaw import clipped_offsets
 from pe_lib.t5 import bucket_matrix
 
 to_numpy = keras.ops.convert_to_numpy
 
 
+@pytest.fixture
+def policy():
+    """Set a dtype policy for one test and restore float32 afterwards."""
+    yield keras.config.set_dtype_policy
+    keras.config.set_dtype_policy("float32")
+
+
 # --- RotaryEmbedding ---------------------------------------------------------------------
+
+YARN_FACTOR_4 = 1.1386294361119891  # 0.1 ln 4 + 1, by hand
+
+
+def has_float64():
+    return keras.backend.standardize_dtype(keras.ops.convert_to_tensor(np.zeros(1)).dtype) == "float64"
+
+
+def mpmath_rotation(x, positions, rates, layout="half-split"):
+    """Rotate the last axis of x (length, depth) pair by pair with mpmath's cos and sin at 40 digits."""
+    import mpmath
+
+    mpmath.mp.dps = 40
+    half = len(rates)
+    out = np.array(x, dtype=np.float64, copy=True)
+    for row, m in enumerate(positions):
+        for i, rate in enumerate(rates):
+            angle = mpmath.mpf(int(m)) * mpmath.mpf(float(rate))
+            c, s = mpmath.cos(angle), mpmath.sin(angle)
+            a, b = (i, i + half) if layout == "half-split" else (2 * i, 2 * i + 1)
+            xa, xb = mpmath.mpf(float(x[row, a])), mpmath.mpf(float(x[row, b]))
+            out[row, a], out[row, b] = float(xa * c - xb * s), float(xa * s + xb * c)
+    return out
 
 
 @pytest.mark.parametrize("layout", ["half-split", "interleaved"])
-@pytest.mark.parametrize("method", ["rope", "rope_pi", "rope_ntk", "rope_yarn"])
-def test_rotary_embedding_matches_the_numpy_reference(layout, method):
+@pytest.mark.parametrize(
+    ("method", "factor"),
+    [("rope", 1.0), ("rope_pi", 1.0), ("rope_ntk", 1.0), ("rope_yarn", YARN_FACTOR_4),
+     ("rope_yarn_paper", YARN_FACTOR_4), ("rope_llama3", 1.0)],
+)
+def test_rotary_embedding_matches_the_numpy_reference(layout, method, factor):
     x = np.random.default_rng(0).normal(size=(2, 6, 3, 8)).astype("float32")
     layer = RotaryEmbedding(method=method, layout=layout, scale=4.0, original_length=16)
     out = to_numpy(layer(x, start_index=5))
-    reference = apply_rope(x.astype("float64"), np.arange(5, 11), sequence_axis=1, layout=layout,
-                           rates=layer.rates) * layer.attention_factor
-    np.testing.assert_allclose(out, reference, rtol=0, atol=1e-6)
+    rates = scaled_rates(method, 8, scale=4.0, original_length=16)
+    reference = apply_rope(x.astype("float64"), np.arange(5, 11), sequence_axis=1, layout=layout, rates=rates)
+    np.testing.assert_allclose(out, reference * factor, rtol=0, atol=2e-6)
+
+
+def test_yarn_multiplies_every_rotated_vector_by_its_attention_factor():
+    x = np.random.default_rng(1).normal(size=(1, 5, 2, 16)).astype("float32")
+    norms = np.linalg.norm(x.astype("float64"), axis=-1)
+    for options, factor in [
+        ({}, YARN_FACTOR_4),
+        ({"attention_factor": 0.5}, 0.5),
+        ({"mscale": 0.707, "mscale_all_dim": 1.0}, (0.0707 * math.log(4) + 1) / YARN_FACTOR_4),
+    ]:
+        out = to_numpy(RotaryEmbedding("rope_yarn", scale=4.0, original_length=64, **options)(x))
+        np.testing.assert_allclose(np.linalg.norm(out.astype("float64"), axis=-1) / norms, factor, rtol=1e-6)
+    plain = to_numpy(RotaryEmbedding("rope_pi", scale=4.0)(x))
+    np.testing.assert_allclose(np.linalg.norm(plain.astype("float64"), axis=-1), norms, rtol=1e-6)
+
+
+def test_yarn_scale_may_be_the_ratio_of_the_contexts():
+    x = np.random.default_rng(2).normal(size=(1, 7, 1, 8)).astype("float32")
+    by_ratio = RotaryEmbedding("rope_yarn", original_length=4096, max_length=16384)
+    by_scale = RotaryEmbedding("rope_yarn", original_length=4096, scale=4.0)
+    np.testing.assert_array_equal(to_numpy(by_ratio(x, start_index=9000)), to_numpy(by_scale(x, start_index=9000)))
+    with pytest.raises(ValueError, match="scale=2.0 disagrees"):
+        RotaryEmbedding("rope_yarn", original_length=4096, max_length=16384, scale=2.0)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "words"),
+    [
+        ({"method": "rope_pi", "beta_fast": 16.0}, ["beta_fast", "rope_pi"]),
+        ({"method": "rope_llama3", "scale": 8.0}, ["original_length", "rope_llama3"]),
+        ({"method": "rope_yarn", "original_length": 16, "alpha": 2.0}, ["alpha", "rope_yarn"]),
+        ({"method": "rope", "rotary_fraction": 0.0}, ["rotary_fraction", "0.0"]),
+        ({"method": "rope_ntk", "max_length": 64}, ["max_length", "original_length"]),
+        ({"method": "rope_dynamic", "original_length": 16, "mscale": 1.0}, ["mscale", "rope_dynamic"]),
+    ],
+)
+def test_rotary_embedding_refuses_options_its_method_does_not_use(kwargs, words):
+    with pytest.raises(ValueError) as raised:
+        RotaryEmbedding(**kwargs)
+    assert all(word in str(raised.value) for word in words)
+
+
+def test_rotary_embedding_refuses_a_feature_count_it_cannot_split():
+    with pytest.raises(ValueError, match="rotates 3 features"):
+        RotaryEmbedding(rotary_fraction=0.375)(np.zeros((1, 2, 8), "float32"))
+
+
+# dynamic NTK
+
+
+def test_dynamic_ntk_follows_the_length_it_is_called_with():
+    x = np.random.default_rng(3).normal(size=(1, 4, 2, 8)).astype("float32")
+    layer = RotaryEmbedding("rope_dynamic", scale=2.0, original_length=16)
+    # Positions 10..13: length 14 <= 16, plain RoPE.
+    np.testing.assert_allclose(to_numpy(layer(x, start_index=10)),
+                               apply_rope(x, np.arange(10, 14), sequence_axis=1), atol=2e-6)
+    # Positions 60..63: length 64, s = 2 * 64 / 16 - 1 = 7, NTK-aware rates of base 1e4 * 7^(8/6).
+    rates = pe_lib.angle_rates(8, base=10000.0 * 7 ** (8 / 6))
+    expected = apply_rope(x, np.arange(60, 64), sequence_axis=1, rates=rates)
+    np.testing.assert_allclose(to_numpy(layer(x, start_index=60)), expected, atol=2e-6)
+    # An explicit length: the same positions at length 32, s = 3.
+    rates = pe_lib.angle_rates(8, base=10000.0 * 3 ** (8 / 6))
+    expected = apply_rope(x, np.arange(10, 14), sequence_axis=1, rates=rates)
+    np.testing.assert_allclose(to_numpy(layer(x, start_index=10, length=32)), expected, atol=2e-6)
+
+
+def test_dynamic_ntk_keys_cached_at_another_length_break_the_offset_rule():
+    rng = np.random.default_rng(4)
+    q, k = rng.normal(size=(2, 1, 1, 1, 8)).astype("float32")
+    layer = RotaryEmbedding("rope_dynamic", original_length=16)
+
+    def score(m, n, key_length, query_length):
+        rotated_q = to_numpy(layer(q, positions=np.array([m]), length=query_length))
+        rotated_k = to_numpy(layer(k, positions=np.array([n]), length=key_length))
+        return float(np.sum(rotated_q.astype("float64") * rotated_k))
+
+    # Rotated at one length, query and key give a score of the offset only...
+    assert score(40, 37, 64, 64) == pytest.approx(score(50, 47, 64, 64), abs=1e-5)
+    # ...but a key cached at length 38 and read by the query at length 64 does not match it.
+    assert abs(score(40, 37, 38, 64) - score(40, 37, 64, 64)) > 1e-3
+
+
+def test_dynamic_ntk_in_a_compiled_model_matches_the_eager_call():
+    x = np.random.default_rng(5).normal(size=(2, 40, 2, 8)).astype("float32")
+    inputs = keras.Input(shape=(None, 2, 8))
+    layer = RotaryEmbedding("rope_dynamic", original_length=16)
+    model = keras.Model(inputs, layer(inputs))
+    np.testing.assert_allclose(model.predict(x, verbose=0), to_numpy(layer(x)), atol=1e-6)
+    rates = pe_lib.angle_rates(8, base=10000.0 * (40 / 16) ** (8 / 6))
+    np.testing.assert_allclose(model.predict(x, verbose=0), apply_rope(x, sequence_axis=1, rates=rates), atol=2e-5)
+
+
+# partial rotary
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize("layout", ["half-split", "interleaved"])
+def test_partial_rotary_passes_the_other_features_through_untouched(dtype, layout):
+    x = np.random.default_rng(6).normal(size=(2, 5, 3, 16)).astype(dtype)
+    layer = RotaryEmbedding(layout=layout, rotary_fraction=0.25)
+    out = to_numpy(layer(x, start_index=100))
+    assert out.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(out[..., 4:], x[..., 4:])
+    # The first 4 features turn with the rates of depth 4: 1 and 1/100.
+    expected = apply_rope(x[..., :4].astype("float64"), np.arange(100, 105), sequence_axis=1, layout=layout,
+                          rates=[1.0, 0.01])
+    np.testing.assert_allclose(out[..., :4].astype("float64"), expected, rtol=0,
+                               atol=float(np.finfo(dtype).eps) * 4)
+    assert not np.allclose(out[..., :4], x[..., :4])
+
+
+def test_partial_rotary_with_yarn_scales_the_rotated_features_only():
+    x = np.random.default_rng(7).normal(size=(1, 3, 1, 8)).astype("float32")
+    out = to_numpy(RotaryEmbedding("rope_yarn", scale=4.0, original_length=64, rotary_fraction=0.5)(x))
+    np.testing.assert_array_equal(out[..., 4:], x[..., 4:])
+    np.testing.assert_allclose(np.linalg.norm(out[..., :4], axis=-1) / np.linalg.norm(x[..., :4], axis=-1),
+                               YARN_FACTOR_4, rtol=1e-6)
+
+
+# dtypes
+
+
+@pytest.mark.parametrize("base", [10000.0, 500000.0])
+def test_float64_inputs_are_rotated_to_float64_accuracy_at_long_positions(base):
+    if not has_float64():
+        pytest.skip("this backend holds no float64 tensors (JAX without jax_enable_x64)")
+    positions = np.array([0, 4095, 65536, 131071, 2**24 + 1, 2**31 - 1])
+    x = np.random.default_rng(8).normal(size=(1, len(positions), 1, 64))
+    out = to_numpy(RotaryEmbedding(base=base)(x, positions=positions))
+    assert out.dtype == np.float64
+    expected = mpmath_rotation(x[0, :, 0], positions, pe_lib.angle_rates(64, base=base))
+    assert np.abs(out[0, :, 0] - expected).max() < 1e-14 * np.abs(x).max()
+
+
+def ulp(values, mantissa_bits, min_exponent):
+    """The spacing of a float with ``mantissa_bits`` stored bits at each value (subnormals included)."""
+    exponent = np.floor(np.log2(np.maximum(np.abs(values), 2.0**min_exponent)))
+    return 2.0 ** (exponent - mantissa_bits)
+
+
+@pytest.mark.parametrize(("dtype", "bits", "min_exponent"), [("float16", 10, -14), ("bfloat16", 7, -126)])
+def test_half_precision_stays_within_one_step_of_the_exact_rotation(policy, dtype, bits, min_exponent):
+    positions = np.array([0, 1, 2047, 2049, 65535, 131071, 2**24 + 1])
+    x = np.random.default_rng(9).normal(size=(1, len(positions), 1, 32)).astype("float32")
+    policy(f"mixed_{dtype}")
+    out = RotaryEmbedding(base=500000.0)(x, positions=positions)
+    assert keras.backend.standardize_dtype(out.dtype) == dtype
+    got = to_numpy(keras.ops.cast(out, "float32")).astype(np.float64)[0, :, 0]
+    expected = mpmath_rotation(x[0, :, 0].astype(np.float64), positions, pe_lib.angle_rates(32, base=500000.0))
+    step = np.maximum(ulp(expected, bits, min_exponent), 2.0**-20 * np.abs(x).max())
+    assert np.all(np.abs(got - expected) <= step), np.max(np.abs(got - expected) / step)
 
 
 def test_rotary_scores_depend_on_the_offset_only():
@@ -55,13 +243,14 @@ def test_rotary_angles_stay_accurate_above_two_to_the_24():
     positions = np.array([2**24, 2**24 + 1, 2**31 - 1])
     x = np.ones((1, 3, 1, 8), dtype="float32")
     out = to_numpy(RotaryEmbedding()(x, positions=positions))
-    np.testing.assert_allclose(out, apply_rope(x.astype("float64"), positions, sequence_axis=1), atol=5e-7)
+    np.testing.assert_allclose(out[0, :, 0], mpmath_rotation(x[0, :, 0], positions, pe_lib.angle_rates(8)),
+                               atol=5e-7)
     assert not np.allclose(out[0, 0], out[0, 1])
 
 
 @pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
 def test_rotary_embedding_keeps_the_input_dtype(dtype):
-    if dtype == "float64" and keras.ops.convert_to_tensor(np.zeros(1)).dtype != "float64":
+    if dtype == "float64" and not has_float64():
         pytest.skip("this backend holds no float64 tensors (JAX without jax_enable_x64)")
     x = np.random.default_rng(2).normal(size=(1, 4, 2, 8)).astype(dtype)
     out = RotaryEmbedding()(x)
@@ -77,9 +266,11 @@ def test_rotary_embedding_takes_positions_per_batch_entry_and_other_axes():
 
 def test_rotary_embedding_config_round_trip():
     layer = RotaryEmbedding(method="rope_yarn", base=500.0, layout="interleaved", scale=2.0,
-                            original_length=32, sequence_axis=2, feature_axis=-1, name="r")
+                            original_length=32, sequence_axis=2, feature_axis=-1, rotary_fraction=0.5,
+                            beta_fast=16.0, truncate=False, mscale=1.0, mscale_all_dim=0.5, name="r")
     clone = RotaryEmbedding.from_config(layer.get_config())
     assert clone.get_config() == layer.get_config()
+    assert clone.attention_factor == layer.attention_factor != 1.0
 
 
 # --- AlibiBias ---------------------------------------------------------------------------
@@ -177,3 +368,110 @@ def test_attention_rope_scores_match_the_numpy_rotation():
     expected = apply_rope(q) @ apply_rope(k).T / 2.0
     lower = np.tril(np.ones((5, 5), bool))
     np.testing.assert_allclose(scores[lower], expected[lower], atol=1e-5)
+
+
+# --- bias layers: blocks that start anywhere, against independent values --------------------
+
+
+def test_alibi_bias_of_a_block_with_both_starts():
+    # Queries at 10, 11, 12 and keys at 7..11: the bias is -m (i - j), masked where j > i.
+    bias = to_numpy(AlibiBias(4)(np.zeros((3, 2), "float32"), np.zeros((5, 2), "float32"),
+                                 query_start=10, key_start=7))
+    i, j = np.arange(10, 13)[:, None], np.arange(7, 12)[None, :]
+    for head, slope in enumerate([1 / 4, 1 / 16, 1 / 64, 1 / 256]):
+        np.testing.assert_allclose(bias[head], np.where(j <= i, -slope * (i - j), -1e9), rtol=1e-7)
+
+
+@pytest.mark.parametrize("form", ["causal", "symmetric"])
+@pytest.mark.parametrize("dtype", ["float32", "mixed_float16"])
+def test_alibi_bias_diagonal_is_plus_zero(form, dtype):
+    bias = to_numpy(AlibiBias(3, form=form, dtype=dtype)(np.zeros((4, 2), "float32"))).astype(np.float64)
+    diagonal = np.diagonal(bias, axis1=-2, axis2=-1)
+    assert np.all(diagonal == 0.0) and not np.any(np.signbit(diagonal))
+
+
+def test_alibi_bias_in_float64_keeps_distances_past_two_to_the_24():
+    if keras.backend.standardize_dtype(keras.ops.convert_to_tensor(np.zeros(1)).dtype) != "float64":
+        pytest.skip("this backend holds no float64 tensors (JAX without jax_enable_x64)")
+    # Head 1 of 8 has slope 1/2: distance 2**24 + 1 gives -8388608.5 exactly (float32 has no 16777217).
+    bias = to_numpy(AlibiBias(8, dtype="float64")(np.zeros((1, 2)), np.zeros((1, 2)),
+                                                   query_start=2**24 + 1, key_start=0))
+    assert bias.dtype == np.float64 and bias[0, 0, 0] == -8388608.5
+
+
+def test_alibi_bias_in_float16_rounds_the_exact_product_once():
+    # 12 heads: head 9 has slope 2**-0.5. At distance 13 the product is -9.19238816...,
+    # whose nearest float16 is -9.1953125; float16 slope times float16 distance gives -9.1875.
+    bias = to_numpy(AlibiBias(12, dtype="mixed_float16")(np.zeros((14, 2), "float32")))
+    assert bias.dtype == np.float16 and float(bias[8, 13, 0]) == -9.1953125
+    distances = np.arange(14)
+    exact = np.float16(-(2.0**-0.5) * distances)  # rounded once from float64
+    np.testing.assert_array_equal(bias[8, 13, :14], exact[::-1])
+
+
+def test_t5_bias_of_a_block_with_both_starts_and_empty_buckets():
+    from pe_lib.t5 import relative_position_bucket
+
+    for options in ({"num_buckets": 8, "max_distance": 16}, {"num_buckets": 10, "max_distance": 3},
+                    {"num_buckets": 5, "max_distance": 10, "bidirectional": False}):
+        layer = T5RelativeBias(2, embeddings_initializer="random_normal", **options)
+        bias = to_numpy(layer(np.zeros((3, 2), "float32"), np.zeros((6, 2), "float32"), query_start=20,
+                              key_start=16))
+        table = to_numpy(layer.embeddings)
+        assert np.all(table != 0)
+        offsets = np.arange(16, 22)[None, :] - np.arange(20, 23)[:, None]  # j - i
+        expected = table[relative_position_bucket(offsets, **options)].transpose(2, 0, 1)
+        np.testing.assert_array_equal(bias, expected)
+
+
+def test_shaw_tables_start_different_and_reproducibly():
+    first = ShawRelativePositions(2, initializer=keras.initializers.RandomNormal(seed=5))
+    second = ShawRelativePositions(2, initializer=keras.initializers.RandomNormal(seed=5))
+    for layer in (first, second):
+        layer(np.zeros((1, 3, 4), "float32"))
+    keys, values = to_numpy(first.key_table), to_numpy(first.value_table)
+    assert not np.allclose(keys, values)
+    np.testing.assert_array_equal(values, to_numpy(second.value_table))
+    default = ShawRelativePositions(2)
+    default(np.zeros((1, 3, 4), "float32"))
+    assert not np.allclose(to_numpy(default.key_table), to_numpy(default.value_table))
+
+
+def test_shaw_key_and_value_terms_of_a_block_with_both_starts():
+    layer = ShawRelativePositions(max_distance=2, initializer="random_normal")
+    rng = np.random.default_rng(10)
+    queries = rng.normal(size=(1, 3, 4)).astype("float32")
+    keys = np.zeros((1, 5, 4), "float32")
+    term = to_numpy(layer(queries, keys, query_start=9, key_start=6))
+    key_table, value_table = to_numpy(layer.key_table), to_numpy(layer.value_table)
+    # rows clip(j - i, 2) + 2 for queries 9..11 and keys 6..10, written out by hand
+    rows = np.array([[0, 0, 1, 2, 3],
+                     [0, 0, 0, 1, 2],
+                     [0, 0, 0, 0, 1]])
+    expected = np.einsum("qd,qkd->qk", queries[0].astype(np.float64), key_table[rows]) / 2.0
+    np.testing.assert_allclose(term[0], expected, rtol=1e-5, atol=1e-6)
+    weights = rng.random(size=(1, 3, 5)).astype("float32")
+    values = to_numpy(layer.value_term(weights, query_start=9, key_start=6))[0]
+    np.testing.assert_allclose(values, np.einsum("qk,qkd->qd", weights[0], value_table[rows]), rtol=1e-5, atol=1e-6)
+    assert not np.allclose(values, np.einsum("qk,qkd->qd", weights[0], key_table[rows]), atol=1e-3)
+
+
+def test_self_attention_buckets_t5_offsets_causally():
+    from pe_lib.t5 import relative_position_bucket
+
+    layer = PositionalSelfAttention(2, 4, method="t5", method_options={"num_buckets": 6, "max_distance": 8})
+    x = np.random.default_rng(11).normal(size=(1, 9, 8)).astype("float32")
+    layer(x)
+    table = np.random.default_rng(12).normal(size=(6, 2)).astype("float32")
+    layer.positions.embeddings.assign(table)
+    scores = to_numpy(layer.scores(x))[0]
+    q = (x[0] @ to_numpy(layer.query.kernel)).reshape(9, 2, 4).transpose(1, 0, 2).astype(np.float64)
+    k = (x[0] @ to_numpy(layer.key.kernel)).reshape(9, 2, 4).transpose(1, 0, 2).astype(np.float64)
+    offsets = np.arange(9)[None, :] - np.arange(9)[:, None]
+    causal = relative_position_bucket(offsets, bidirectional=False, num_buckets=6, max_distance=8)
+    expected = q @ k.transpose(0, 2, 1) / 2.0 + table[causal].transpose(2, 0, 1)
+    lower = np.tril(np.ones((9, 9), bool))
+    np.testing.assert_allclose(scores[:, lower], expected[:, lower], rtol=1e-5, atol=1e-5)
+    # bidirectional buckets would differ on every row past the first few
+    both = relative_position_bucket(offsets, bidirectional=True, num_buckets=6, max_distance=8)
+    assert np.any((both != causal)[lower])

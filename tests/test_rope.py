@@ -10,7 +10,7 @@ from hypothesis.extra.numpy import arrays
 
 import pe_lib
 from pe_lib.layouts import LAYOUTS, interleaved_to_half_split
-from pe_lib.rope import apply_rope, offset_score, rope_angles
+from pe_lib.rope import apply_rope, exact_angle_cos_sin, offset_score, rope_angles, rotary_depth, rotation_tables
 
 even_depths = st.integers(min_value=1, max_value=16).map(lambda half: 2 * half)
 layouts = st.sampled_from(LAYOUTS)
@@ -129,6 +129,14 @@ def test_a_larger_base_stretches_the_wavelengths_and_slows_the_decay():
         (lambda: rope_angles([0], 0), ValueError, ["depth", "0"]),
         (lambda: interleaved_to_half_split(0), ValueError, ["depth", "0"]),
         (lambda: offset_score([1], 3), ValueError, ["depth", "3"]),
+        (lambda: rope_angles([0, 1, 2], 4, rates=[1.0]), ValueError, ["rates", "2", "(1,)"]),
+        (lambda: apply_rope(np.zeros((2, 8)), rates=[1.0, 0.1, 0.01, 0.001], rotary_fraction=0.5), ValueError,
+         ["rates", "2", "(4,)"]),
+        (lambda: apply_rope(np.zeros((2, 8)), rotary_fraction=0.0), ValueError, ["rotary_fraction", "0.0"]),
+        (lambda: apply_rope(np.zeros((2, 8)), rotary_fraction=1.5), ValueError, ["rotary_fraction", "1.5"]),
+        (lambda: apply_rope(np.zeros((2, 8)), rotary_fraction="half"), TypeError, ["rotary_fraction", "'half'"]),
+        (lambda: apply_rope(np.zeros((2, 8)), rotary_fraction=0.125), ValueError, ["rotary_fraction", "1", "even"]),
+        (lambda: exact_angle_cos_sin([2**32], [1.0]), ValueError, ["multiples", "2**32"]),
     ],
 )
 def test_bad_input_names_the_argument(call, error, words):
@@ -186,3 +194,79 @@ def test_rates_replace_the_base():
     x = np.random.default_rng(4).normal(size=(5, 8))
     rates = pe_lib.angle_rates(8, base=500.0)
     np.testing.assert_allclose(apply_rope(x, rates=rates), apply_rope(x, base=500.0), atol=0)
+
+
+# --- partial rotary ---------------------------------------------------------------------------
+
+
+def test_partial_rotary_by_hand_leaves_the_other_features_untouched():
+    # depth 16, a quarter rotated: 4 features, two pairs with the rates of depth 4, 1 and 1/100.
+    x = np.random.default_rng(5).normal(size=(3, 16))
+    rotated = apply_rope(x, [0, 1, 2], rotary_fraction=0.25)
+    np.testing.assert_array_equal(rotated[:, 4:], x[:, 4:])
+    c, s = math.cos(2), math.sin(2)
+    c2, s2 = math.cos(0.02), math.sin(0.02)
+    a, b, p, q = x[2, 0], x[2, 1], x[2, 2], x[2, 3]  # half-split pairs (0, 2) and (1, 3)
+    np.testing.assert_allclose(rotated[2, :4], [a * c - p * s, b * c2 - q * s2, a * s + p * c, b * s2 + q * c2],
+                               rtol=0, atol=1e-15)
+
+
+@pytest.mark.parametrize(("depth", "fraction", "rotated"), [(80, 0.4, 32), (64, 0.25, 16), (128, 1.0, 128),
+                                                            (64, 0.5, 32), (20, 0.3, 6)])
+def test_rotary_depth_rounds_down_as_the_peers_do(depth, fraction, rotated):
+    assert rotary_depth(depth, fraction) == rotated == int(depth * fraction)
+
+
+def test_partial_rotary_in_float16_keeps_the_passed_features_bit_for_bit():
+    x = np.random.default_rng(6).normal(size=(4, 12)).astype(np.float16)
+    rotated = apply_rope(x, [3, 9, 27, 81], rotary_fraction=0.5, layout="interleaved")
+    assert rotated.dtype == np.float16
+    np.testing.assert_array_equal(rotated[:, 6:], x[:, 6:])
+    assert not np.array_equal(rotated[:, :6], x[:, :6])
+
+
+# --- float64 accuracy at long positions --------------------------------------------------------
+
+
+def mpmath_cos_sin(positions, rates):
+    """cos and sin of each position times each float64 rate, the product exact, at 40 digits."""
+    import mpmath
+
+    mpmath.mp.dps = 40
+    cos = [[float(mpmath.cos(mpmath.mpf(int(m)) * mpmath.mpf(float(r)))) for r in rates] for m in positions]
+    sin = [[float(mpmath.sin(mpmath.mpf(int(m)) * mpmath.mpf(float(r)))) for r in rates] for m in positions]
+    return np.array(cos), np.array(sin)
+
+
+@pytest.mark.parametrize("base", [10000.0, 500000.0])
+def test_exact_angle_cos_sin_is_float64_accurate_up_to_two_to_the_32(base):
+    rates = pe_lib.angle_rates(64, base=base)
+    positions = np.array([0, 1, 4095, 131071, 2**24 + 1, 2**31 - 1, 2**32 - 1])
+    cos, sin = exact_angle_cos_sin(positions, rates)
+    expected_cos, expected_sin = mpmath_cos_sin(positions, rates)
+    assert np.abs(cos - expected_cos).max() < 2e-15 and np.abs(sin - expected_sin).max() < 2e-15
+    # Forming the angle in float64 first loses up to m theta 2**-53 radians: 2.4e-7 at 2**31.
+    assert np.abs(np.cos(positions[-2] * rates[1]) - expected_cos[-2, 1]).max() > 1e-9
+
+
+def test_rotation_tables_hold_the_digit_angles():
+    rates = pe_lib.angle_rates(8, base=500000.0)
+    tables = rotation_tables(rates)
+    for level, (cos, sin) in enumerate(tables):
+        assert cos.dtype == sin.dtype == np.float64 and cos.shape == (256, 4)
+        digits = np.array([0, 1, 128, 255])
+        expected_cos, expected_sin = mpmath_cos_sin(digits * 256**level, rates)
+        np.testing.assert_allclose(cos[digits], expected_cos, rtol=0, atol=2e-15)
+        np.testing.assert_allclose(sin[digits], expected_sin, rtol=0, atol=2e-15)
+
+
+def test_apply_rope_is_float64_to_the_rounding_of_its_angles_at_131072():
+    # apply_rope forms m theta in float64: its error is at most about m theta 2**-52.
+    rates = pe_lib.angle_rates(64, base=500000.0)
+    positions = np.array([131071])
+    x = np.zeros((1, 64))
+    x[0, :32] = 1.0  # half-split: the first member of each pair
+    rotated = apply_rope(x, positions, base=500000.0)
+    cos, sin = mpmath_cos_sin(positions, rates)
+    assert np.abs(rotated[0, :32] - cos[0]).max() < 131071 * 2.0**-52
+    assert np.abs(rotated[0, 32:] - sin[0]).max() < 131071 * 2.0**-52

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from pe_lib.t5 import bucket_matrix, bucket_starts, relative_position_bucket
+from pe_lib.t5 import bucket_matrix, bucket_starts, bucket_thresholds, relative_position_bucket
 
 
 @st.composite
@@ -185,3 +185,35 @@ def test_thirty_two_buckets_up_to_nine_leave_buckets_nine_to_fourteen_empty():
     assert set(relative_position_bucket(-np.arange(100), num_buckets=32, max_distance=9).tolist()) == set(
         range(9)
     ) | {15}
+
+
+@pytest.mark.parametrize(
+    ("offset", "num_buckets", "max_distance", "expected"),
+    [
+        # 5 causal buckets: E = 5 // 2 = 2 exact; distance 3 gets 2 + floor(ln 1.5 / ln 5 * 3) = 2 + 0.
+        (-3, 5, 10, 2),
+        (-1, 5, 10, 1),
+        (-2, 5, 10, 2),
+        (-5, 5, 10, 3),  # 2 + floor(ln 2.5 / ln 5 * 3) = 2 + floor(1.70)
+        (-9, 5, 10, 4),
+        # 7 causal buckets: E = 3; distance 3 opens bucket 3.
+        (-3, 7, 20, 3),
+    ],
+)
+def test_odd_causal_bucket_counts_take_half_rounded_down_as_exact(offset, num_buckets, max_distance, expected):
+    options = {"num_buckets": num_buckets, "max_distance": max_distance, "bidirectional": False}
+    assert exact_bucket(offset, **options) == expected
+    assert int(relative_position_bucket(offset, **options)) == expected
+
+
+def test_bucket_starts_marks_an_empty_bucket_by_repeating_the_next_entry():
+    # bidirectional, 10 buckets (5 per direction, 2 exact), max_distance 3: distance 2 is in bucket 2,
+    # distance 3 already in the last, 4; no distance falls in bucket 3.
+    starts = bucket_starts(num_buckets=10, max_distance=3)
+    assert starts.tolist() == [0, 1, 2, 3, 3]
+    used = set(relative_position_bucket(-np.arange(50), num_buckets=10, max_distance=3).tolist())
+    assert used == {0, 1, 2, 4}
+    # the contract of the first docstring line: entry b is the smallest distance whose bucket is b or more
+    first_line = bucket_starts.__doc__.splitlines()[0]
+    assert "whose bucket is ``b`` or more" in first_line
+    assert "or more" in bucket_thresholds.__doc__.splitlines()[0]

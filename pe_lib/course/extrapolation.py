@@ -20,8 +20,8 @@ example:
 :func:`run_extrapolation` trains one model at one length and tests it at that
 length and longer ones; :func:`evaluate_with_scaling` tests a model trained
 with plain RoPE at longer lengths with a context-extension variant
-(``"rope_pi"``, ``"rope_ntk"``, ``"rope_yarn"``) put in at test time, without
-retraining.
+(``"rope_pi"``, ``"rope_ntk"``, ``"rope_dynamic"``, ``"rope_yarn"``, ...)
+put in at test time, without retraining.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from pe_lib.course.order_tasks import FILLER_START, marker_order_task
 from pe_lib.layers import PositionalSelfAttention
 from pe_lib.methods import get_method
 from pe_lib.rope import apply_rope
-from pe_lib.rope_scaling import yarn_attention_factor
+from pe_lib.rope_scaling import NEED_ORIGINAL_LENGTH
 
 def with_query_token(tokens, query_token: int) -> np.ndarray:
     """Append a column holding ``query_token``: the step at which the model answers.
@@ -207,9 +207,13 @@ def answer_scores(model: keras.Model, token: int, distances) -> np.ndarray:
     key = (table[token] @ weights(attention.key.kernel)).reshape(heads, key_dim)
     if attention.acts_on == "queries and keys":
         rotary = attention.positions
+        if rotary.method == "rope_dynamic":
+            raise ValueError("answer_scores needs fixed rates; 'rope_dynamic' changes them with the length")
+        if not rotary.built:
+            rotary.build((None, heads, None, key_dim))
         # Query at position d, key at position 0: the offset is d, whatever the length.
         rotated = apply_rope(np.repeat(query[:, None, :], len(distances), axis=1), distances,
-                             rates=rotary.rates, layout=rotary.layout)
+                             rates=rotary.rates, layout=rotary.layout, rotary_fraction=rotary.rotary_fraction)
         scores = np.einsum("hnd,hd->hn", rotated, key) * rotary.attention_factor**2
     else:
         scores = np.repeat((query * key).sum(axis=1)[:, None], len(distances), axis=1)
@@ -312,16 +316,23 @@ def run_extrapolation(
                             seed=seed, model_options=dict(model_options), test_pairs=test_pairs)
 
 
-def evaluate_with_scaling(run: ExtrapolationRun, method: str, lengths) -> dict[int, float]:
+def evaluate_with_scaling(run: ExtrapolationRun, method: str, lengths, *, scale: float | None = None,
+                          **options) -> dict[int, float]:
     r"""Test a model trained with plain RoPE at longer lengths, with a scaling put in at test time.
 
     This is how context extension is used in practice: the model is trained
     once with ``"rope"`` at ``run.train_length`` :math:`L`; to test it at a
     length :math:`n`, its trained weights are copied into the same model
-    built with ``method`` and the scale :math:`s = \max(1, n / L)`
-    (for ``"rope_yarn"``, original length :math:`L`). Nothing is retrained;
-    only the angle rates (and, for YaRN, the attention factor) change. With
-    ``method="rope"`` it tests the unscaled model.
+    built with ``method`` (and original length :math:`L` for the methods that
+    need one). Nothing is retrained; only the angle rates (and, for YaRN,
+    the attention factor) change. With ``method="rope"`` it tests the
+    unscaled model.
+
+    The scale is :math:`s = \max(1, n / L)` at each length when ``scale`` is
+    left out, as if each test length were known in advance; a given
+    ``scale`` is used at every length, as a released model's configuration
+    fixes its factor. For ``"rope_dynamic"`` ``scale`` is Hugging Face's
+    ``factor``, 1 when left out: the layer picks its scale from each length.
 
     Each length is tested on the same sequences as :func:`run_extrapolation`
     used for it (other lengths get their own seeded sequences), so the
@@ -329,8 +340,12 @@ def evaluate_with_scaling(run: ExtrapolationRun, method: str, lengths) -> dict[i
 
     Args:
         run: an :class:`ExtrapolationRun` of ``"rope"``.
-        method: ``"rope"``, ``"rope_pi"``, ``"rope_ntk"`` or ``"rope_yarn"``.
+        method: ``"rope"`` or one of its context-extension variants
+            (:data:`pe_lib.rope_scaling.SCALINGS`).
         lengths: test lengths, each ``>= 3``.
+        scale: the scale at every length; by default each length's own.
+        **options: the method's options, e.g. ``beta_fast=16.0`` for
+            ``"rope_yarn"`` (:class:`~pe_lib.layers.RotaryEmbedding`).
 
     Returns:
         The test accuracy by length.
@@ -341,6 +356,8 @@ def evaluate_with_scaling(run: ExtrapolationRun, method: str, lengths) -> dict[i
         >>> accuracy = evaluate_with_scaling(run, "rope_pi", (6, 12))
         >>> accuracy[6] == run.accuracy[6], sorted(accuracy)
         (True, [6, 12])
+        >>> evaluate_with_scaling(run, "rope_dynamic", (6,)) == {6: run.accuracy[6]}
+        True
     """
     if run.method != "rope":
         raise ValueError(f"run must be a run of 'rope' (trained without scaling), got {run.method!r}")
@@ -348,19 +365,31 @@ def evaluate_with_scaling(run: ExtrapolationRun, method: str, lengths) -> dict[i
     if entry.acts_on != "queries and keys":
         raise ValueError(f"method must be 'rope' or one of its scaling variants, got {method!r}")
     lengths = tuple(require_int("lengths", length, minimum=3) for length in lengths)
-    options = {key: value for key, value in run.model_options.items() if key != "method_options"}
-    vocabulary_size = options.get("vocabulary_size", 17)
+    if scale is not None:
+        scale = require_positive_float("scale", scale)
+    options_of_run = {key: value for key, value in run.model_options.items() if key != "method_options"}
+    trained_options = dict(run.model_options.get("method_options") or {})
+    vocabulary_size = options_of_run.get("vocabulary_size", 17)
     known = dict(zip(run.accuracy, _test_seeds(run.seed, tuple(run.accuracy))[1:]))
-    accuracy = {}
+    models, accuracy = {}, {}
     for length in lengths:
-        scale = max(1.0, length / run.train_length)
-        method_options = {} if method == "rope" else {"scale": scale}
-        if method == "rope_yarn":
-            method_options["original_length"] = run.train_length
-        model = extrapolation_model(method, train_length=run.train_length, seed=run.seed,
-                                    method_options=method_options, **options)
-        model.set_weights(run.model.get_weights())
+        if method == "rope":
+            stretch = None
+        elif method == "rope_dynamic":
+            stretch = 1.0 if scale is None else scale
+        else:
+            stretch = max(1.0, length / run.train_length) if scale is None else scale
+        if stretch not in models:
+            method_options = dict(trained_options, **options)
+            if stretch is not None:
+                method_options["scale"] = stretch
+            if method in NEED_ORIGINAL_LENGTH:
+                method_options["original_length"] = run.train_length
+            model = extrapolation_model(method, train_length=run.train_length, seed=run.seed,
+                                        method_options=method_options, **options_of_run)
+            model.set_weights(run.model.get_weights())
+            models[stretch] = model
         data_seed = known.get(length, int(np.random.SeedSequence([run.seed, length]).generate_state(1)[0]))
         tokens, labels = query_task(run.test_pairs, length, vocabulary_size=vocabulary_size, seed=data_seed)
-        accuracy[length] = order_accuracy(model, tokens, labels)
+        accuracy[length] = order_accuracy(models[stretch], tokens, labels)
     return accuracy

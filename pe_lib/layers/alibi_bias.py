@@ -28,8 +28,10 @@ class AlibiBias(keras.layers.Layer):
     weights and keeps no table: each call builds the bias of the block of
     queries and keys it is asked for, so a long sequence, or one query at a
     time in cached decoding, costs only that block. The distances are formed
-    as integers and multiplied by the slopes in float32 before the cast to
-    the compute dtype.
+    as integers and multiplied by the slopes in float32 (float64 under a
+    float64 policy) before one rounding to the compute dtype, so a float16
+    bias is the float16 value nearest the product, not a product of float16
+    values. The diagonal is +0.0.
 
     Args:
         heads: number of heads; head ``h`` uses ``alibi_slopes(heads)[h]``.
@@ -89,10 +91,12 @@ class AlibiBias(keras.layers.Layer):
         exact = "float64" if self.compute_dtype == "float64" else "float32"
         slopes = ops.convert_to_tensor(self._slopes, exact)[:, None, None]
         distance = ops.cast(behind, exact)
+        # 0.0 - x, not -x: the diagonal is +0.0, as in alibi_block, never -0.0.
         if self.form == "symmetric":
-            bias = ops.cast(-slopes * ops.abs(distance), self.compute_dtype)
+            bias = ops.cast(0.0 - slopes * ops.abs(distance), self.compute_dtype)
         else:
-            bias = ops.where(behind < 0, ops.cast(masked_score(self.compute_dtype), exact), -slopes * distance)
+            penalty = 0.0 - slopes * distance
+            bias = ops.where(behind < 0, ops.cast(masked_score(self.compute_dtype), exact), penalty)
             bias = ops.cast(bias, self.compute_dtype)
         return over_batch(bias, queries)
 

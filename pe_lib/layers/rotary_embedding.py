@@ -1,21 +1,33 @@
 r"""RoPE as a Keras layer: rotate queries or keys by their positions.
 
-The keras.ops twin of :func:`pe_lib.rope.apply_rope`; tests check one against
-the other.
+The keras.ops twin of :func:`pe_lib.rope.apply_rope`, with the rates of any
+RoPE method of :mod:`pe_lib.rope_scaling`; tests check one against the other.
 """
 
 from __future__ import annotations
+
+import functools
 
 import keras
 import numpy as np
 from keras import ops
 
-from pe_lib._checks import require_choice, require_int, require_positive_float
+from pe_lib import rope_scaling
+from pe_lib._checks import require_choice, require_fraction, require_int, require_positive_float
 from pe_lib.layouts import LAYOUTS
 from pe_lib.methods import method_names
-from pe_lib.rope import rotation_tables
-from pe_lib.rope_scaling import scaled_rates, yarn_attention_factor
+from pe_lib.rope import rotary_depth, rotation_tables
 
+#: The options of the context-extension methods, each ``None`` (the method's default) unless given.
+SCALING_OPTIONS = ("beta_fast", "beta_slow", "truncate", "attention_factor", "mscale", "mscale_all_dim",
+                   "alpha", "beta", "low_freq_factor", "high_freq_factor")
+
+
+@functools.cache
+def _backend_has_float64() -> bool:
+    """Whether the backend keeps float64 tensors (JAX does only with ``jax_enable_x64``)."""
+    tensor = ops.convert_to_tensor(np.zeros(1, dtype=np.float64))
+    return keras.backend.standardize_dtype(tensor.dtype) == "float64"
 
 
 @keras.saving.register_keras_serializable(package="pe_lib")
@@ -28,31 +40,72 @@ class RotaryEmbedding(keras.layers.Layer):
     ``(batch, heads, sequence, head_dim)`` pass ``sequence_axis=2``. The output
     has the input's shape and dtype, except under a mixed policy
     (``mixed_float16``, ``mixed_bfloat16``): there, like any Keras layer, it
-    has the policy's compute dtype. Either way the rotation is computed in
-    float32 (float64 for float64 inputs) and cast at the end.
+    has the policy's compute dtype.
 
-    Angles are never formed in float32. Each position is split into four
-    8-bit digits; the cosine and sine of ``digit * 256**k * rate`` are
-    tabulated once in float64 (reduced modulo :math:`2\pi`) and the four
-    rotations are composed by angle addition in the compute dtype, so a
-    float32 rotation is accurate to a few float32 steps at every position
-    below :math:`2^{31}`.
+    *Dtypes.* The rotation is computed in float64 for float64 inputs (or a
+    float64 policy) and in float32 otherwise, and rounded once to the output
+    dtype: float64 results are accurate to a few float64 steps, float32 ones
+    to a few float32 steps, and float16 and bfloat16 ones to within one step
+    of their dtype (results within :math:`2^{-20}` of zero, relative to the
+    input, to within that), at every position below :math:`2^{31}`. No angle is
+    formed in the compute dtype: each position is split into four 8-bit
+    digits, the cosine and sine of ``digit * 256**k * rate`` are tabulated
+    once in float64 with the products unrounded
+    (:func:`pe_lib.rope.rotation_tables`), converted to the compute dtype,
+    and the four rotations are composed by angle addition.
+
+    *Dynamic NTK* (``method="rope_dynamic"``) chooses its scale from the
+    length it is called with, :math:`n` = the last position plus one (or
+    ``length=``): plain RoPE up to ``original_length``, NTK-aware scaling
+    with :math:`s_n = s\,n/L - (s - 1)` beyond
+    (:func:`pe_lib.rope_scaling.dynamic_ntk_scale`). Its rates change with
+    :math:`n`, so they cannot be tabulated: the angles are products formed
+    in float64 (float32 on a backend without float64, JAX without
+    ``jax_enable_x64``, where they carry an error near
+    :math:`m\theta\,2^{-24}` radians). Keys rotated by an earlier call keep
+    the rates of that call's length: in cached decoding, a query at length
+    :math:`n` meets cached keys rotated for shorter lengths, and its scores
+    no longer depend on the offset alone. Hugging Face's
+    ``rope_type="dynamic"``, which caches rotated keys, behaves the same.
+    For consistent scores cache the keys unrotated and rotate the whole cache
+    with the query's ``length`` at each step.
 
     Names in the peers: ``base`` is Hugging Face's ``rope_theta`` and
     keras-hub's ``max_wavelength``; ``layout="half-split"`` is the pairing
     of Hugging Face's ``rotate_half`` and keras-hub's layer, ``"interleaved"``
     that of GPT-J and the RoFormer paper; ``scale`` is keras-hub's
-    ``scaling_factor`` and Hugging Face's ``rope_scaling["factor"]``.
+    ``scaling_factor`` and Hugging Face's ``rope_scaling["factor"]``,
+    ``original_length`` its ``original_max_position_embeddings`` (for
+    ``"rope_dynamic"``, its ``max_position_embeddings``), ``max_length`` its
+    ``max_position_embeddings`` where the factor is their ratio;
+    ``rotary_fraction`` is its ``partial_rotary_factor``. The other options
+    keep Hugging Face's names and defaults (:mod:`pe_lib.rope_scaling`).
 
     Args:
-        method: ``"rope"`` or a context-extension variant, ``"rope_pi"``,
-            ``"rope_ntk"``, ``"rope_yarn"`` (see :mod:`pe_lib.rope_scaling`).
+        method: ``"rope"`` or a context-extension method of
+            :mod:`pe_lib.rope_scaling`: ``"rope_pi"``, ``"rope_ntk"``,
+            ``"rope_dynamic"``, ``"rope_yarn"``, ``"rope_yarn_paper"``,
+            ``"rope_llama3"``.
         base: the constant :math:`N` of the rates :math:`N^{-2i/d}`.
         layout: ``"half-split"`` or ``"interleaved"``.
-        scale: the context-extension factor :math:`s \ge 1` (variants only).
-        original_length: the trained context :math:`L` (``"rope_yarn"`` only).
+        scale: the context-extension factor :math:`s \ge 1` (variants only);
+            by default ``max_length / original_length`` if ``max_length`` is
+            given, else 1.
+        original_length: the trained context :math:`L` (all variants but
+            ``"rope_pi"`` and ``"rope_ntk"``).
         sequence_axis: the axis of positions.
         feature_axis: the axis of features; its size is even.
+        rotary_fraction: the share of each vector's features that is rotated
+            (:func:`pe_lib.rope.rotary_depth`); the rest pass through
+            untouched, and the rates are those of the rotated depth.
+        max_length: the new context, to take ``scale`` as its ratio to
+            ``original_length``; if ``scale`` is given too they must agree.
+        beta_fast, beta_slow, truncate: ``"rope_yarn"``'s ramp
+            (:func:`pe_lib.rope_scaling.yarn_rates`).
+        attention_factor, mscale, mscale_all_dim: ``"rope_yarn"``'s attention
+            factor (:func:`pe_lib.rope_scaling.yarn_attention_factor`).
+        alpha, beta: ``"rope_yarn_paper"``'s ramp ends, in turns.
+        low_freq_factor, high_freq_factor: ``"rope_llama3"``'s bands.
         **kwargs: other arguments for ``keras.layers.Layer``.
 
     Example:
@@ -67,11 +120,24 @@ class RotaryEmbedding(keras.layers.Layer):
         >>> half = RotaryEmbedding(dtype="mixed_float16")
         >>> keras.backend.standardize_dtype(half(x).dtype)
         'float16'
+
+        Llama-3.1-8B's settings, and a partial rotary layer that leaves the
+        second half of each head alone:
+
+        >>> llama = RotaryEmbedding("rope_llama3", base=500000.0, scale=8.0, original_length=8192)
+        >>> partial = RotaryEmbedding(rotary_fraction=0.5)
+        >>> bool(np.array_equal(keras.ops.convert_to_numpy(partial(x))[..., 4:], x[..., 4:]))
+        True
     """
 
     def __init__(self, method: str = "rope", base: float = 10000.0, layout: str = "half-split",
-                 scale: float = 1.0, original_length: int | None = None,
-                 sequence_axis: int = 1, feature_axis: int = -1, **kwargs):
+                 scale: float | None = None, original_length: int | None = None,
+                 sequence_axis: int = 1, feature_axis: int = -1, *, rotary_fraction: float = 1.0,
+                 max_length: int | None = None, beta_fast: float | None = None, beta_slow: float | None = None,
+                 truncate: bool | None = None, attention_factor: float | None = None,
+                 mscale: float | None = None, mscale_all_dim: float | None = None,
+                 alpha: float | None = None, beta: float | None = None,
+                 low_freq_factor: float | None = None, high_freq_factor: float | None = None, **kwargs):
         # No autocasting: the rotation is computed in float32 or float64 whatever the
         # inputs' dtype, and _output_dtype picks the dtype of the result.
         kwargs.setdefault("autocast", False)
@@ -79,16 +145,45 @@ class RotaryEmbedding(keras.layers.Layer):
         self.method = require_choice("method", method, method_names("queries and keys"))
         self.base = require_positive_float("base", base)
         self.layout = require_choice("layout", layout, LAYOUTS)
-        self.scale = require_positive_float("scale", scale)
         self.original_length = (
             None if original_length is None else require_int("original_length", original_length, minimum=1)
         )
+        if self.method in rope_scaling.NEED_ORIGINAL_LENGTH and self.original_length is None:
+            raise ValueError(f"original_length is required for method={self.method!r} (the trained context)")
+        self.max_length = None if max_length is None else require_int("max_length", max_length, minimum=1)
+        self.scale = None if scale is None else require_positive_float("scale", scale)
         self.sequence_axis = require_int("sequence_axis", sequence_axis)
         self.feature_axis = require_int("feature_axis", feature_axis)
+        self.rotary_fraction = require_fraction("rotary_fraction", rotary_fraction)
+        given = {
+            "beta_fast": beta_fast, "beta_slow": beta_slow, "truncate": truncate,
+            "attention_factor": attention_factor, "mscale": mscale, "mscale_all_dim": mscale_all_dim,
+            "alpha": alpha, "beta": beta, "low_freq_factor": low_freq_factor,
+            "high_freq_factor": high_freq_factor,
+        }
+        self.options = {name: value for name, value in given.items() if value is not None}
+        self._rate_options, factor_options = rope_scaling.split_options(self.method, self.options)
+        #: the scale :math:`s` the rates use
+        self.effective_scale = self._resolve_scale()
+        #: what multiplies each rotated query and key (YaRN's factor, else 1)
+        self.attention_factor = rope_scaling.attention_factor(self.method, self.effective_scale, **factor_options)
         self.depth = None
+        self.rotated_depth = None
         self.rates = None
         self._tables = None
-        self.attention_factor = 1.0
+
+    def _resolve_scale(self) -> float:
+        if self.max_length is None:
+            return 1.0 if self.scale is None else self.scale
+        if self.original_length is None:
+            raise ValueError("max_length needs original_length: the scale is their ratio")
+        ratio = rope_scaling.scale_from_lengths(self.max_length, self.original_length)
+        if self.scale is not None and not np.isclose(self.scale, ratio, rtol=1e-12, atol=0.0):
+            raise ValueError(
+                f"scale={self.scale!r} disagrees with max_length / original_length = "
+                f"{self.max_length} / {self.original_length} = {ratio!r}; give one or the other"
+            )
+        return ratio
 
     def _axes(self, rank: int) -> tuple[int, int]:
         axes = []
@@ -109,11 +204,14 @@ class RotaryEmbedding(keras.layers.Layer):
                 f"got shape {tuple(input_shape)}"
             )
         self.depth = int(depth)
-        #: the float64 angle rates, after any scaling (a NumPy array)
-        self.rates = scaled_rates(self.method, self.depth, scale=self.scale,
-                                  original_length=self.original_length, base=self.base)
+        self.rotated_depth = rotary_depth(self.depth, self.rotary_fraction)
+        length = {"length": self.original_length} if self.method == "rope_dynamic" else {}
+        #: the float64 angle rates, after any scaling (a NumPy array); for
+        #: ``"rope_dynamic"``, those at the trained length
+        self.rates = rope_scaling.scaled_rates(self.method, self.rotated_depth, scale=self.effective_scale,
+                                  original_length=self.original_length, base=self.base,
+                                  **length, **self._rate_options)
         self._tables = rotation_tables(self.rates)
-        self.attention_factor = yarn_attention_factor(self.scale) if self.method == "rope_yarn" else 1.0
 
     def _cos_sin(self, positions, dtype):
         """cos and sin of ``positions * rates``, composed from the digit tables."""
@@ -128,7 +226,20 @@ class RotaryEmbedding(keras.layers.Layer):
                 cos, sin = cos * c - sin * s, sin * c + cos * s
         return cos, sin
 
-    def call(self, inputs, start_index=0, positions=None):
+    def _dynamic_cos_sin(self, positions, length, dtype):
+        """cos and sin of ``positions * rates``, the rates of dynamic NTK at ``length``."""
+        exact = "float64" if _backend_has_float64() else "float32"
+        factor, trained, depth = self.effective_scale, float(self.original_length), self.rotated_depth
+        scale = ops.maximum(ops.cast(length, exact) * (factor / trained) - (factor - 1.0), 1.0)
+        pairs = np.arange(depth // 2, dtype=np.float64)
+        # theta_i = (N s^(d/(d-2)))^(-2i/d) = exp(-(2i/d) ln N - (2i/(d-2)) ln s)
+        plain = ops.convert_to_tensor(-2.0 * pairs / depth * np.log(self.base), exact)
+        slope = ops.convert_to_tensor(-2.0 * pairs / (depth - 2), exact)
+        rates = ops.exp(plain + slope * ops.log(scale))
+        angles = ops.cast(positions, exact)[..., None] * rates
+        return ops.cast(ops.cos(angles), dtype), ops.cast(ops.sin(angles), dtype)
+
+    def call(self, inputs, start_index=0, positions=None, length=None):
         """Rotate ``inputs`` by the angles of their positions.
 
         Args:
@@ -136,7 +247,11 @@ class RotaryEmbedding(keras.layers.Layer):
             start_index: position of the first step (cached decoding), an int.
             positions: integer positions, shape ``(sequence,)`` or
                 ``(batch, sequence)``; replaces ``start_index``.
+            length: for ``"rope_dynamic"`` only, the length whose scale the
+                rates use; by default the last position plus one.
         """
+        if length is not None and self.method != "rope_dynamic":
+            raise ValueError(f"{self.name}: length is used by method='rope_dynamic' only")
         inputs = ops.convert_to_tensor(inputs)
         rank = len(inputs.shape)
         sequence, feature = self._axes(rank)
@@ -146,13 +261,17 @@ class RotaryEmbedding(keras.layers.Layer):
             positions = ops.arange(steps, dtype="int32") + ops.cast(start_index, "int32")
         positions = ops.cast(positions, "int32")
         dtype = keras.backend.standardize_dtype(inputs.dtype)
-        compute = "float64" if dtype == "float64" else "float32"
-        cos, sin = self._cos_sin(positions, compute)
+        compute = "float64" if "float64" in (dtype, self.compute_dtype) else "float32"
+        if self.method == "rope_dynamic":
+            length = ops.max(positions) + 1 if length is None else length
+            cos, sin = self._dynamic_cos_sin(positions, length, compute)
+        else:
+            cos, sin = self._cos_sin(positions, compute)
         if len(positions.shape) == 2:  # (batch, sequence): one row of positions per batch entry
             cos = ops.reshape(cos, (ops.shape(cos)[0],) + (1,) * (rank - 3) + tuple(ops.shape(cos)[1:]))
             sin = ops.reshape(sin, ops.shape(cos))
-        values = ops.cast(x, compute)
-        half = self.depth // 2
+        values = ops.cast(x[..., : self.rotated_depth], compute)
+        half = self.rotated_depth // 2
         if self.layout == "half-split":
             first, second = values[..., :half], values[..., half:]
         else:
@@ -165,7 +284,10 @@ class RotaryEmbedding(keras.layers.Layer):
             rotated = ops.reshape(ops.stack([new_first, new_second], axis=-1), ops.shape(values))
         if self.attention_factor != 1.0:
             rotated = rotated * self.attention_factor
-        rotated = ops.cast(rotated, self._output_dtype(dtype))
+        output = self._output_dtype(dtype)
+        rotated = ops.cast(rotated, output)
+        if self.rotated_depth < self.depth:  # partial rotary: the other features pass through
+            rotated = ops.concatenate([rotated, ops.cast(x[..., self.rotated_depth:], output)], axis=-1)
         return ops.moveaxis(rotated, (rank - 2, rank - 1), (sequence, feature))
 
     def _output_dtype(self, input_dtype: str) -> str:
@@ -183,6 +305,9 @@ class RotaryEmbedding(keras.layers.Layer):
         config.update({
             "method": self.method, "base": self.base, "layout": self.layout, "scale": self.scale,
             "original_length": self.original_length, "sequence_axis": self.sequence_axis,
-            "feature_axis": self.feature_axis,
+            "feature_axis": self.feature_axis, "rotary_fraction": self.rotary_fraction,
+            "max_length": self.max_length,
         })
+        config.update({name: self.options.get(name) for name in SCALING_OPTIONS})
         return config
+

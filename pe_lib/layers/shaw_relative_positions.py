@@ -24,7 +24,9 @@ class ShawRelativePositions(keras.layers.Layer):
 
     Args:
         max_distance: the clipping distance :math:`k` (16, as in the paper's experiments).
-        initializer: initializer of both tables.
+        initializer: initializer of both tables. The two tables start
+            different: a random initializer draws the value table with its
+            own seed (the given seed plus one, or a fresh one when unseeded).
         **kwargs: other arguments for ``keras.layers.Layer``.
 
     Example:
@@ -55,15 +57,16 @@ class ShawRelativePositions(keras.layers.Layer):
             raise ValueError(f"{self.name} needs a known depth (last dimension), got shape {tuple(queries_shape)}")
         rows = 2 * self.max_distance + 1
         self.key_table = self.add_weight(shape=(rows, depth), initializer=self.initializer, name="key_table")
-        self.value_table = self.add_weight(shape=(rows, depth), initializer=self.initializer, name="value_table")
+        self.value_table = self.add_weight(shape=(rows, depth), initializer=_reseeded(self.initializer),
+                                           name="value_table")
 
-    def indices(self, query_length, key_length, query_start=None):
+    def indices(self, query_length, key_length, query_start=None, key_start=0):
         """The ``(query_length, key_length)`` table rows: ``clip(j - i, k) + k``."""
-        offsets = ops.clip(block_offsets(query_length, key_length, query_start),
+        offsets = ops.clip(block_offsets(query_length, key_length, query_start, key_start),
                            -self.max_distance, self.max_distance)
         return offsets + self.max_distance
 
-    def call(self, queries, keys=None, query_start=None):
+    def call(self, queries, keys=None, query_start=None, key_start=0):
         r"""The key term :math:`q_i \cdot w^K_{ij} / \sqrt{d}` of each query and key.
 
         Args:
@@ -72,6 +75,7 @@ class ShawRelativePositions(keras.layers.Layer):
                 by default the queries.
             query_start: position of the first query; by default
                 ``key_length - query_length``.
+            key_start: position of the first key, 0 by default.
 
         Returns:
             The ``(..., query_length, key_length)`` terms
@@ -82,15 +86,18 @@ class ShawRelativePositions(keras.layers.Layer):
         query_length = ops.shape(queries)[-2]
         key_length = query_length if keys is None else ops.shape(keys)[-2]
         vectors = ops.take(ops.cast(self.key_table, queries.dtype),
-                           self.indices(query_length, key_length, query_start), axis=0)  # (q, k, d)
+                           self.indices(query_length, key_length, query_start, key_start), axis=0)  # (q, k, d)
         depth = ops.cast(ops.shape(queries)[-1], queries.dtype)
         return ops.einsum("...qd,qkd->...qk", queries, vectors) / ops.sqrt(depth)
 
-    def value_term(self, weights, query_start=None):
-        r""":math:`\sum_j \alpha_{ij} w^V_{ij}` for attention weights ``(..., query_length, key_length)``."""
+    def value_term(self, weights, query_start=None, key_start=0):
+        r""":math:`\sum_j \alpha_{ij} w^V_{ij}` for attention weights ``(..., query_length, key_length)``.
+
+        ``query_start`` and ``key_start`` place the block as in :meth:`call`.
+        """
         query_length, key_length = ops.shape(weights)[-2], ops.shape(weights)[-1]
         vectors = ops.take(ops.cast(self.value_table, weights.dtype),
-                           self.indices(query_length, key_length, query_start), axis=0)
+                           self.indices(query_length, key_length, query_start, key_start), axis=0)
         return ops.einsum("...qk,qkd->...qd", weights, vectors)
 
     def compute_output_shape(self, queries_shape, keys_shape=None):
@@ -102,3 +109,17 @@ class ShawRelativePositions(keras.layers.Layer):
         config.update({"max_distance": self.max_distance,
                        "initializer": keras.initializers.serialize(self.initializer)})
         return config
+
+
+def _reseeded(initializer):
+    """``initializer`` with another seed, so that a second table does not repeat the first.
+
+    A Keras random initializer draws the same values at every call; a
+    deterministic one (zeros, ones, a constant) is returned as it is.
+    """
+    config = initializer.get_config()
+    if "seed" not in config:
+        return initializer
+    seed = config["seed"]
+    config["seed"] = seed + 1 if isinstance(seed, int) else None
+    return type(initializer).from_config(config)

@@ -17,7 +17,8 @@ class T5RelativeBias(keras.layers.Layer):
     The buckets are those of :func:`pe_lib.t5.relative_position_bucket`,
     computed with integer comparisons against the exact bucket starts
     (:func:`pe_lib.t5.bucket_thresholds`), so the layer and the NumPy
-    reference agree at every offset. The weight ``embeddings`` has shape
+    reference agree at every offset, in settings with empty buckets too (an
+    empty bucket repeats the next threshold, and no offset reaches its row). The weight ``embeddings`` has shape
     ``(num_buckets, heads)``, Hugging Face's ``relative_attention_bias``.
 
     Called on the attention's queries ``(batch, q, depth)`` (and optionally
