@@ -26,6 +26,7 @@ relative tolerance for one drawn from sines, exponentials or matrix products
 figure are never compared.
 """
 
+import json
 import math
 import os
 import re
@@ -145,6 +146,12 @@ def _split_figure_records(outputs):
     return records, rest
 
 
+def _drawn(record):
+    """A record's data: one line of JSON, or (in older notebooks) the parsed structure."""
+    data = record["data"]
+    return json.loads(data) if isinstance(data, str) else data
+
+
 _compare_outputs = IPyNbCell.compare_outputs
 
 
@@ -157,7 +164,7 @@ def _compare_outputs_and_figure_data(self, test, ref, skip_compare=None):
         return False
     for reference, now in zip(ref_records, test_records):
         rtol = reference.get("rtol") or 1e-12
-        found = figure_data_difference(reference["data"], now["data"], rtol)
+        found = figure_data_difference(_drawn(reference), _drawn(now), rtol)
         if found or reference.get("rtol") != now.get("rtol"):
             self.comparison_traceback = [f"figure {reference['name']!r} draws other data: {found or 'rtol changed'}"]
             return False

@@ -9,6 +9,7 @@ repository's ``conftest.py`` and sanitizer.
 import base64
 import copy
 import io
+import json
 from pathlib import Path
 
 import matplotlib
@@ -126,8 +127,10 @@ def glued(pytester, glued_executed):
     records[3][TEXT] = "5"
     wave, moved = notebook.cells[6].outputs, notebook.cells[7].outputs
     wave[0]["data"][PNG] = redrawn_png()
-    wave[1]["data"][FIGURE_DATA]["data"]["axes"][0]["lines"][0][1][1] *= 1 + 1e-9
-    moved[1]["data"][FIGURE_DATA]["data"]["axes"][0]["lines"][0][1][1] *= 1 + 1e-3
+    for record, factor in ((wave[1]["data"][FIGURE_DATA], 1 + 1e-9), (moved[1]["data"][FIGURE_DATA], 1 + 1e-3)):
+        drawn = json.loads(record["data"])
+        drawn["axes"][0]["lines"][0][1][1] *= factor
+        record["data"] = json.dumps(drawn)
     return notebook
 
 
