@@ -13,4 +13,4 @@ def test_the_introduction_takes_the_number_of_assignments_from_the_classroom_cha
     text = INTRO.read_text(encoding="utf-8")
     typed = re.findall(rf"\b(?:\d+|{'|'.join(NUMBER_WORDS)})\s+assignments\b", text, re.I)
     assert not typed, f"a typed count of assignments in intro.md: {typed}"
-    assert "{glue:text}`chapters/classroom.ipynb::cls_count` assignments" in text
+    assert "{glue:text}`chapters/classroom.ipynb::cls_count:s` assignments" in text
