@@ -24,9 +24,10 @@ import tempfile
 from pathlib import Path
 
 import nbformat
+import numpy as np
 
 from classroom import execute, sandbox
-from classroom.answers import Raised, decode
+from classroom.answers import Raised, Unreadable, decode
 from classroom.masters import ASSIGNMENTS, BUILD, ClassroomError, load_spec, master_paths
 from classroom.submissions import code_cells
 
@@ -62,13 +63,30 @@ def compute_references(name: str, solutions: Path, *, confined: bool | None = No
     notebook = nbformat.read(Path(solutions), as_version=4)
     outcome = execute.run(code_cells(notebook), spec.probes, library=spec.library,
                           timeout=10 * spec.seconds, cell_seconds=spec.seconds, confined=confined,
-                          memory_bytes=int(spec.memory_gib * (1 << 30)))
+                          memory_bytes=int(spec.memory_gib * (1 << 30)),
+                          address_bytes=int(spec.address_gib * (1 << 30)))
     if outcome.problem or outcome.cell_errors:
         raise ClassroomError(f"the solutions of {name} do not run: {outcome.problem or outcome.cell_errors}")
-    failed = {key: value for key, value in outcome.answers.items() if isinstance(value, Raised)}
-    if failed:
-        raise ClassroomError(f"the solutions of {name} fail probes: {failed}")
+    failed = {key: value for key, value in outcome.answers.items()
+              if isinstance(value, (Raised, Unreadable)) or _has_nan(value)}
+    if failed or set(outcome.answers) != set(spec.probes):
+        lost = sorted(set(spec.probes) - set(outcome.answers))
+        raise ClassroomError(f"the solutions of {name} fail probes (a reference may not be NaN): "
+                             f"{failed or lost}")
     return outcome.raw
+
+
+def _has_nan(value) -> bool:
+    """True if ``value`` holds a NaN anywhere: a reference must equal something."""
+    if isinstance(value, (list, tuple)):
+        return any(_has_nan(item) for item in value)
+    if isinstance(value, dict):
+        return any(_has_nan(item) for item in value.values())
+    if isinstance(value, float):
+        return value != value
+    if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+        return bool(np.isnan(value).any())
+    return False
 
 
 def load_references(build: Path, name: str) -> dict:
