@@ -35,13 +35,14 @@ def number(value: float) -> str:
 
 
 def neutral(text: object) -> str:
-    """``text``, with an apostrophe in front if a spreadsheet would run it as a formula.
+    """``text`` on one line, with an apostrophe in front if a spreadsheet would run it as a formula.
 
     >>> neutral("-2"), neutral("@SUM(A1)"), neutral("ada")
     ("'-2", "'@SUM(A1)", 'ada')
     """
     text = str(text)
-    return "'" + text if text.startswith(FORMULA_STARTS) else text
+    text = "'" + text if text.startswith(FORMULA_STARTS) else text
+    return text.replace("\r", " ").replace("\n", " ")
 
 
 def columns(questions: list[str], feedback: bool = False) -> list[str]:

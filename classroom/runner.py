@@ -72,7 +72,8 @@ def _standard(array, numpy):
         raise NotData("dtype")
     if kind == "f" and array.dtype.itemsize > 8:
         wide = array
-        array = array.astype(numpy.float64)
+        with numpy.errstate(over="ignore"):
+            array = array.astype(numpy.float64)
         if bool((numpy.isfinite(wide) & ~numpy.isfinite(array)).any()):
             raise NotData("range")
     return array.astype(array.dtype.newbyteorder("<"), copy=False)

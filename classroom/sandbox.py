@@ -68,6 +68,8 @@ ENVIRONMENT = {
     "CUDA_VISIBLE_DEVICES": "",
     "MPLBACKEND": "Agg",
     "OMP_NUM_THREADS": "1",
+    "TF_NUM_INTEROP_THREADS": "2",
+    "TF_NUM_INTRAOP_THREADS": "2",
 }
 #: System files some libraries read; bound read-only where they exist.
 ETC_FILES = ("/etc/ld.so.cache", "/etc/localtime", "/etc/nsswitch.conf")

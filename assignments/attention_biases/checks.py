@@ -18,6 +18,8 @@ from classroom.expect import close, dtype, numbers, plausible, rule, shape
 LIBRARY = False
 FORBIDDEN = ("pe_lib",)
 SECONDS = 20.0
+#: Memory of the sandbox, its processes and files together (the solutions use a few dozen MiB).
+MEMORY_GIB = 1.0
 
 SLOPE_CASES = [1, 2, 4, 16]
 BIAS_CASES = [(5, 2), (9, 8), (1, 4)]

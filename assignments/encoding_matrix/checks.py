@@ -21,6 +21,8 @@ LIBRARY = False
 FORBIDDEN = ("pe_lib",)
 #: Seconds one cell or probe may run.
 SECONDS = 20.0
+#: Memory of the sandbox, its processes and files together (the solutions use a few dozen MiB).
+MEMORY_GIB = 1.0
 
 RATE_CASES = [(4, 10000.0), (3, 10000.0), (12, 100.0), (7, 10000.0)]
 #: The case that checks the base is used; judged on the student's own formula at base 10000.

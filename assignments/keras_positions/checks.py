@@ -11,7 +11,7 @@ LIBRARY = True
 FORBIDDEN = ("pe_lib.layers",)
 SECONDS = 60.0
 #: Memory of the sandbox (its processes and files): TensorFlow and two small models.
-MEMORY_GIB = 4.0
+MEMORY_GIB = 2.0
 #: Address space of one process: TensorFlow maps far more than it uses.
 ADDRESS_GIB = 12.0
 

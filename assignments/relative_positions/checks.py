@@ -16,6 +16,8 @@ LIBRARY = True
 #: The references of the hidden checks: students may not call them.
 FORBIDDEN = ("pe_lib.course.rotation", "pe_lib.course.similarity")
 SECONDS = 20.0
+#: Memory of the sandbox, its processes and files together (the solutions use a few dozen MiB).
+MEMORY_GIB = 1.0
 
 ANGLES = [0.3, -2.0, 2.5, 1.0]
 SHIFT_CASES = [(1, 4, 10000.0), (7, 16, 10000.0), (-5, 8, 10000.0), (3, 6, 100.0)]
