@@ -132,7 +132,7 @@ def test_entries_that_are_not_one_notebook_score_zero_with_a_reason(graded, stud
 def test_the_csv_has_a_row_per_student_and_a_column_per_question(graded):
     with open(graded["csv"][FIRST], newline="") as handle:
         table = list(csv.reader(handle))
-    assert table[0] == ["student", "q1", "q2", "q3", "q4", "total", "possible", "flags", "reason"]
+    assert table[0] == ["student", "assignment", "q1", "q2", "q3", "q4", "total", "possible", "flags", "reason"]
     assert [line[0] for line in table[1:]] == [
         "blank", "endless_cell", "essay.pdf", "not_json", "raises", "solutions", "two_notebooks"]
     assert {line[-3] for line in table[1:]} == {"11"}
