@@ -206,5 +206,6 @@ def grade_folder(folder: Path, *, out: Path | None = Path("scores.csv"), assignm
         log(f"{len(rows)} submissions of {names} graded; scores written to {out}")
     unnamed = sum(NO_ASSIGNMENT in row["reason"] for row in rows)
     if unnamed:
-        log(f"{unnamed} notebooks name no assignment in their metadata: pass --assignment NAME to grade them")
+        log(f"not graded, their metadata naming no assignment: {unnamed}; "
+            "pass --assignment NAME to grade them")
     return rows
