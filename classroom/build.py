@@ -122,12 +122,17 @@ def _has_nan(value) -> bool:
 
 
 def load_references(build: Path, name: str) -> dict:
-    """The reference answers of a built assignment, decoded."""
+    """The reference answers of a built assignment, decoded; every probe of its spec must have one."""
     path = Path(build) / name / "references.json"
     if not path.is_file():
         raise ClassroomError(f"no reference answers for {name!r} at {path}: "
                              "run `python3 tasks.py assignments` first")
-    return {key: decode(value) for key, value in json.loads(path.read_text()).items()}
+    references = {key: decode(value) for key, value in json.loads(path.read_text()).items()}
+    missing = sorted(set(load_spec(name).probes) - set(references))
+    if missing:
+        raise ClassroomError(f"the reference answers at {path} are older than {name}'s checks.py "
+                             f"(no answer to {', '.join(missing[:3])}): run `python3 tasks.py assignments`")
+    return references
 
 
 def build_assignment(master: Path, build: Path = BUILD, *, run_tests: bool = True,

@@ -110,6 +110,8 @@ def grade_folder(folder: Path, *, out: Path | None = Path("scores.csv"), assignm
             raise ClassroomError(f"cannot grade safely: {why}. To grade without the sandbox, "
                                  f"with your own rights, only code you trust, pass {UNSAFE_FLAG}.")
     assignments = _Assignments(Path(build))
+    if assignment is not None and isinstance(assignments.get(assignment), str):
+        raise ClassroomError(assignments.get(assignment).removeprefix("not graded: "))
     file_names = report.feedback_names([s.student for s in submissions]) if feedback is not None else {}
     named_by_metadata = set()
 
