@@ -10,9 +10,11 @@ home, for an interpreter installed by pyenv), a private mount namespace
 shows the user that one folder and nothing else of it. Run by anyone else,
 the tests grade as themselves.
 
-One honest and one hostile submission are graded in the sandbox. The
-hostile one tries to rewrite the teacher's files, which outside the
-sandbox belong to the same user as its processes.
+One honest and two hostile submissions are graded in the sandbox. One
+hostile submission tries to rewrite the teacher's files, which outside the
+sandbox belong to the same user as its processes; the other takes more
+memory, in three processes, than its budget, which the grader must see from
+outside the sandbox without any privilege.
 """
 
 from __future__ import annotations
@@ -48,6 +50,18 @@ for path in glob.glob('{course}/**/*', recursive=True) + ['{course}/scores.csv',
     except OSError:
         pass
 raise RuntimeError('uid %d touched %d' % (os.getuid(), touched))
+"""
+
+#: Three processes that together pass the 1 GiB budget: the watch must see them from outside.
+HOG = """
+import subprocess, sys, time
+hog = 'import time\\nx = b"x" * (450 << 20)\\ntime.sleep(60)'
+children = [subprocess.Popen([sys.executable, '-c', hog]) for _ in range(3)]
+while True:
+    try:
+        time.sleep(20)
+    except BaseException:
+        pass
 """
 
 GRADE = """
@@ -114,6 +128,9 @@ def graded(builds):
         hostile = nbformat.read(built.student, as_version=4)
         hostile.cells.insert(1, nbformat.v4.new_code_cell(HOSTILE.format(course=course, home=scratch)))
         nbformat.write(hostile, submissions / "mallory.ipynb")
+        hog = nbformat.read(built.student, as_version=4)
+        hog.cells.insert(1, nbformat.v4.new_code_cell(HOG))
+        nbformat.write(hog, submissions / "hog.ipynb")
         command = [sys.executable, "-c", GRADE, str(course), ASSIGNMENT]
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(scratch),
                "PYTHONPATH": str(course), "LANG": "C.UTF-8"}
@@ -158,3 +175,9 @@ def test_a_hostile_submission_touches_none_of_the_teachers_files(graded):
     assert "cell 2 raised RuntimeError: uid 65534 touched 0" in mallory["reason"]
     assert graded["changed"] == [] and not graded["planted"]
     assert graded["csv"].startswith("student,assignment,q1")
+
+
+def test_the_memory_of_all_its_processes_is_watched_from_outside(graded):
+    (hog,) = [row for row in graded["rows"] if row["student"] == "hog"]
+    assert hog["total"] == "0"
+    assert "used more than 1 GiB of memory (its processes and files together) and was stopped" in hog["reason"]
