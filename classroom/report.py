@@ -101,8 +101,9 @@ def feedback_names(students: list[str]) -> dict[str, str]:
 
 def feedback_text(student: str, title: str, details: dict, row: dict, notes: list[str]) -> str:
     """A plain-text note for one student: the score of each question and why points were lost."""
-    lines = [f"{title}: feedback for {student}", "",
-             f"Total: {row['total']} of {row['possible']}", ""]
+    lines = [f"{title}: feedback for {student}", ""]
+    if row.get("possible"):
+        lines += [f"Total: {row['total']} of {row['possible']}", ""]
     for question, (score, points, failures) in details.items():
         lines.append(f"{question}: {number(score)} of {number(points)}")
         lines += [f"  - {failure}" for failure in failures]
