@@ -114,9 +114,9 @@ class RealTextConfig:
 #: The chapter's live run and the larger run of ``tasks.py experiment real-text``.
 CONFIGS = {
     "small": RealTextConfig("small", train_length=32, steps=300, batch_size=32, depth=32, heads=4, layers=2,
-                            feed_forward=2, learning_rate=1e-2, evaluation_characters=16384),
-    "large": RealTextConfig("large", train_length=128, steps=1000, batch_size=16, depth=32, heads=4, layers=2,
-                            feed_forward=4, learning_rate=1e-2, evaluation_characters=16384, seeds=(0, 1, 2)),
+                            feed_forward=2, learning_rate=1e-2, evaluation_characters=8192),
+    "large": RealTextConfig("large", train_length=128, steps=1000, batch_size=8, depth=32, heads=4, layers=2,
+                            feed_forward=2, learning_rate=1e-2, evaluation_characters=16384, seeds=(0, 1, 2)),
 }
 
 

@@ -6,9 +6,12 @@ about 465,000 characters of English, code examples and grammar, under 79
 topic names. Nothing is downloaded.
 
 The text is split by topic, so that no passage of the held-out text appears in
-training: in alphabetical order of the topic names, every tenth topic from
-the seventh on (:func:`heldout_topics`) is held out, about one character in
-nine. The topics of each part are joined in that order, one newline apart.
+training. Many topics repeat parts of others (``while`` is also a section of
+``compound``), so topics that share a passage of :data:`PASSAGE` characters
+or more are first gathered into groups (:func:`topic_groups`); in the
+alphabetical order of their first topic, every tenth group from the seventh
+on is held out (:func:`heldout_topics`), about one character in ten. The
+topics of each part are joined in alphabetical order, one newline apart.
 
 Characters become ids in a small vocabulary (:data:`VOCABULARY`): the newline
 and the 95 printable ASCII characters, plus one id, :data:`OTHER`, for
@@ -24,6 +27,8 @@ in all, counted by :func:`other_count`).
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from pe_lib._checks import require_int
@@ -37,8 +42,11 @@ OTHER = len(VOCABULARY)
 #: Ids in all: the vocabulary and the "other" id.
 VOCABULARY_SIZE = OTHER + 1
 
-#: The held-out topics are those whose alphabetical index ``i`` has
-#: ``i % HELDOUT_EVERY == HELDOUT_OFFSET``.
+#: Topics sharing a passage at least this long (in characters) are held out or kept together.
+PASSAGE = 200
+
+#: The held-out groups are those whose index ``i`` in :func:`topic_groups`
+#: has ``i % HELDOUT_EVERY == HELDOUT_OFFSET``.
 HELDOUT_EVERY = 10
 HELDOUT_OFFSET = 6
 
@@ -58,14 +66,51 @@ def topics() -> dict[str, str]:
     return dict(shipped)
 
 
-def heldout_topics() -> tuple[str, ...]:
-    """The names of the held-out topics: every tenth in alphabetical order, from the seventh.
+@functools.lru_cache(maxsize=1)
+def topic_groups() -> tuple[tuple[str, ...], ...]:
+    """The topics, in groups that share no passage of :data:`PASSAGE` characters with each other.
 
-    >>> names = heldout_topics()
-    >>> names == tuple(sorted(topics())[HELDOUT_OFFSET::HELDOUT_EVERY])
+    Two topics that share such a passage are in one group, and so are
+    their groups (the groups are the connected parts of the "shares a
+    passage" relation). Each group lists its topics alphabetically; the
+    groups are ordered by their first topic.
+
+    >>> [group for group in topic_groups() if "while" in group][0][:4]
+    ('async', 'class', 'compound', 'else')
+    """
+    shipped = topics()
+    leader = {name: name for name in shipped}
+
+    def root(name):
+        while leader[name] != name:
+            name = leader[name]
+        return name
+
+    first_seen = {}
+    for name in sorted(shipped):
+        text = shipped[name]
+        # 64-bit hashes of the passages: a collision, which would only merge two groups, has
+        # a chance below 1e-8.
+        for passage in {hash(text[start:start + PASSAGE]) for start in range(len(text) - PASSAGE + 1)}:
+            other = first_seen.setdefault(passage, name)
+            if other != name:
+                a, b = root(name), root(other)
+                leader[max(a, b)] = min(a, b)
+    groups = {}
+    for name in sorted(shipped):
+        groups.setdefault(root(name), []).append(name)
+    return tuple(sorted(tuple(group) for group in groups.values()))
+
+
+def heldout_topics() -> tuple[str, ...]:
+    """The names of the held-out topics: every tenth group of :func:`topic_groups`, from the seventh.
+
+    >>> groups = topic_groups()[HELDOUT_OFFSET::HELDOUT_EVERY]
+    >>> heldout_topics() == tuple(sorted(name for group in groups for name in group))
     True
     """
-    return tuple(sorted(topics())[HELDOUT_OFFSET::HELDOUT_EVERY])
+    groups = topic_groups()[HELDOUT_OFFSET::HELDOUT_EVERY]
+    return tuple(sorted(name for group in groups for name in group))
 
 
 def training_topics() -> tuple[str, ...]:
