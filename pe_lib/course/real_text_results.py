@@ -30,6 +30,19 @@ LABELS = {
 #: A line style per method, so that the figures read in greyscale too.
 _STYLES = {"none": ":", "sinusoidal": "-", "learned": "-", "rope": "--", "alibi": "-", "t5": "-."}
 
+#: One colour per method in every figure, from Matplotlib's colour-blind-safe
+#: ``tableau-colorblind10`` palette.
+COLORS = {"none": "#006BA4", "sinusoidal": "#FF800E", "learned": "#898989", "rope": "#595959",
+          "alibi": "#5F9ED1", "t5": "#C85200", "rope_pi": "#ABABAB", "rope_ntk": "#A2C8EC",
+          "rope_yarn": "#FFBC79"}
+
+
+def _look(method: str) -> dict:
+    look = {"linestyle": _STYLES.get(method, (0, (3, 1, 1, 1)))}
+    if method in COLORS:
+        look["color"] = COLORS[method]
+    return look
+
 
 def label(method: str) -> str:
     """The chapter's name for ``method``.
@@ -114,13 +127,13 @@ def draw_bits_by_length(ax, rows, methods, *, train_length: int) -> dict[str, tu
         lengths = np.array([length for length, _ in points], dtype=float)
         means = np.array([found[0] for _, found in points])
         spreads = np.array([found[1] for _, found in points])
-        style = _STYLES.get(method, (0, (3, 1, 1, 1)))
+        look = _look(method)
         if len(points) == 1:
-            ax.plot(lengths, means, "o", label=label(method))
+            ax.plot(lengths, means, "o", color=look.get("color"), label=label(method))
         elif np.any(spreads > 0):
-            ax.errorbar(lengths, means, yerr=spreads, linestyle=style, marker="o", capsize=3, label=label(method))
+            ax.errorbar(lengths, means, yerr=spreads, marker="o", capsize=3, label=label(method), **look)
         else:
-            ax.plot(lengths, means, linestyle=style, marker="o", label=label(method))
+            ax.plot(lengths, means, marker="o", label=label(method), **look)
         drawn[method] = (lengths, means)
     ax.axvline(train_length, color="0.4", linestyle=":", linewidth=1)
     ax.set_xscale("log", base=2)
@@ -150,7 +163,7 @@ def draw_position_losses(ax, curves: dict[str, np.ndarray], *, train_length: int
             raise ValueError(f"width must divide the {curve.size} positions of {method!r}, got {width}")
         means = curve.reshape(-1, width).mean(axis=1)
         centres = np.arange(means.size) * width + (width - 1) / 2
-        ax.plot(centres, means, linestyle=_STYLES.get(method, (0, (3, 1, 1, 1))), label=label(method))
+        ax.plot(centres, means, label=label(method), **_look(method))
         drawn[method] = (centres, means)
     ax.axvline(train_length - 0.5, color="0.4", linestyle=":", linewidth=1)
     ax.set(xlabel="position in the window", ylabel="bits per character")
