@@ -39,7 +39,7 @@ from pe_lib.course.real_text_model import language_model, position_losses
 from pe_lib.layers import RotaryEmbedding
 from pe_lib.methods import get_method, method_names
 
-#: The methods trained, in the order of the tables: the six of the ALiBi paper's comparison and none.
+#: The methods trained, in the order of the tables (the comparison of the ALiBi paper, and none).
 TRAINED_METHODS = ("none", "sinusoidal", "learned", "rope", "alibi", "t5")
 
 #: RoPE's context-extension variants, applied at test time to the trained ``"rope"`` model.

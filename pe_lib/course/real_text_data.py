@@ -1,7 +1,7 @@
 r"""Real English text that ships with Python, as character ids for a language model.
 
 Every CPython installation carries the prose of the Python reference manual
-in :mod:`pydoc_data.topics` (``help("assert")`` prints one of its topics):
+in ``pydoc_data.topics`` (``help("assert")`` prints one of its topics):
 about 465,000 characters of English, code examples and grammar, under 79
 topic names. Nothing is downloaded.
 
@@ -33,13 +33,13 @@ import numpy as np
 
 from pe_lib._checks import require_int
 
-#: The characters that get their own id, in id order: newline, then ASCII 32 to 126.
+#: The characters that get their own id, in id order (the newline, then ASCII 32 to 126).
 VOCABULARY = "\n" + "".join(chr(code) for code in range(32, 127))
 
 #: The id of every character outside :data:`VOCABULARY`.
 OTHER = len(VOCABULARY)
 
-#: Ids in all: the vocabulary and the "other" id.
+#: How many ids there are, the vocabulary and the "other" id.
 VOCABULARY_SIZE = OTHER + 1
 
 #: Topics sharing a passage at least this long (in characters) are held out or kept together.
