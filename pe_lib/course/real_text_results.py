@@ -24,7 +24,7 @@ from pe_lib.course.tables import markdown_table
 LABELS = {
     "none": "no positions", "sinusoidal": "sinusoidal", "learned": "learned", "rope": "RoPE",
     "alibi": "ALiBi", "t5": "T5 bias", "rope_pi": "RoPE + PI", "rope_ntk": "RoPE + NTK",
-    "rope_yarn": "RoPE + YaRN", "rope_dynamic": "RoPE + dynamic NTK", "rope_llama3": "RoPE + Llama 3",
+    "rope_yarn": "RoPE + YaRN", "rope_yarn_paper": "RoPE + YaRN (paper)", "rope_dynamic": "RoPE + dynamic NTK", "rope_llama3": "RoPE + Llama 3",
 }
 
 #: A line style per method, so that the figures read in greyscale too.
@@ -34,7 +34,7 @@ _STYLES = {"none": ":", "sinusoidal": "-", "learned": "-", "rope": "--", "alibi"
 #: ``tableau-colorblind10`` palette.
 COLORS = {"none": "#006BA4", "sinusoidal": "#FF800E", "learned": "#898989", "rope": "#595959",
           "alibi": "#5F9ED1", "t5": "#C85200", "rope_pi": "#ABABAB", "rope_ntk": "#A2C8EC",
-          "rope_yarn": "#FFBC79"}
+          "rope_yarn": "#FFBC79", "rope_yarn_paper": "#FFBC79"}
 
 
 def _look(method: str) -> dict:
