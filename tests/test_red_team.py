@@ -30,6 +30,7 @@ import nbformat
 import pytest
 
 from classroom import sandbox
+from classroom.build import build_to_grade
 from classroom.grade import grade_folder
 from classroom.masters import ROOT
 
@@ -291,10 +292,10 @@ def survivors() -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def run(builds, tmp_path_factory):
-    built = builds(ASSIGNMENT)
-    build = built.student.parents[2]
+def run(tmp_path_factory):
     root = tmp_path_factory.mktemp("red-team")
+    built = build_to_grade(ASSIGNMENT, root / "build")
+    build = built.references.parents[1]
     folder, out = root / "submissions", root / "results"
     folder.mkdir()
     out.mkdir()
@@ -337,7 +338,7 @@ def run(builds, tmp_path_factory):
     guarded = (folder, build, ROOT / "classroom", ROOT / "assignments", ROOT / "pe_lib")
     before = checksums(*guarded)
     began = time.perf_counter()
-    rows = grade_folder(folder, out=scores, build=build, jobs=2, timeout=20, cell_timeout=3,
+    rows = grade_folder(folder, out=scores, build=build, jobs=2, timeout=12, cell_timeout=3,
                         feedback=feedback, log=lambda line: None)
     seconds = time.perf_counter() - began
     written = scores.read_text()
@@ -352,7 +353,7 @@ def run(builds, tmp_path_factory):
     notes = {path.name: path.read_text() for path in sorted(feedback.iterdir())}
     return {"rows": {row["student"]: row for row in rows}, "written": written, "after_wait": scores.read_text(),
             "before": before, "after": checksums(*guarded), "connected": connected, "notes": notes,
-            "survivors": survivors(), "seconds": seconds}
+            "survivors": survivors(), "seconds": seconds, "built": built}
 
 
 def harmless(run) -> None:
@@ -493,15 +494,15 @@ def test_a_name_a_spreadsheet_would_run_reaches_the_csv_neutralised(run):
     assert not [cell for line in table[1:] for cell in line if cell[:1] in ("=", "+", "-", "@")]
 
 
-def test_without_the_sandbox_the_same_attack_does_harm(builds, tmp_path):
+def test_without_the_sandbox_the_same_attack_does_harm(run, tmp_path):
     """The checks above can fail: unconfined, an attack deletes a classmate's notebook."""
-    built = builds(ASSIGNMENT)
+    built = run["built"]
     folder = tmp_path / "submissions"
     folder.mkdir()
     nbformat.write(nbformat.read(built.solutions, as_version=4), folder / "ada.ipynb")
     blank = nbformat.read(built.student, as_version=4)
     blank.cells.insert(1, nbformat.v4.new_code_cell(f"import os\nos.remove({str(folder / 'ada.ipynb')!r})"))
     nbformat.write(blank, folder / "mallory.ipynb")
-    grade_folder(folder, out=None, build=built.student.parents[2], jobs=1, timeout=25,
+    grade_folder(folder, out=None, build=built.references.parents[1], jobs=1, timeout=25,
                  unsafe_no_sandbox=True, log=lambda line: None)
     assert not (folder / "ada.ipynb").exists()
