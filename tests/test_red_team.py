@@ -1,15 +1,16 @@
 """Hostile submissions: each gains nothing (it scores what the blank scores) and harms nothing.
 
 Every attack is the blank student notebook of Assignment 1 with one cell
-added after the first (or, where it defines the graded functions, last). The attacks know the real paths on the teacher's
-machine (the classmates' notebooks, the course, the build, the CSV), the
-worst case. Some measure what the sandbox let them do and report it as the
-error of their cell, the one channel back that is sealed before any hidden
-input exists. Beside them lie entries that are no notebook at all (a FIFO,
-links, a device, a notebook too large), names that clash or that a
-spreadsheet would run, and two honest classmates. One grading run, with two
-jobs, grades them all; the checks read its CSV, its feedback files, the files
-before and after, and the processes left.
+added after the first (or, where it defines the graded functions, last).
+The attacks know the real paths on the teacher's machine (the classmates'
+notebooks, the course, the build, the CSV), the worst case. Some measure
+what the sandbox let them do and report it as the error of their cell, the
+one channel back that is sealed before any hidden input exists. Beside them
+lie entries that are no notebook at all (a FIFO, links, a device, a notebook
+too large), names that clash or that a spreadsheet would run, and two honest
+classmates. One grading run, with two jobs, grades them all; the checks read
+its CSV, its feedback files, the files before and after, and the processes
+left.
 """
 
 from __future__ import annotations
@@ -236,7 +237,7 @@ while True:
     "reads_the_job": """
 import glob, os, select
 found = []
-for path in glob.glob('/scratch/**', recursive=True) + glob.glob('/tmp/**', recursive=True) + glob.glob('/opt/**', recursive=True):
+for path in [name for top in ('/scratch', '/tmp', '/opt') for name in glob.glob(top + '/**', recursive=True)]:
     try:
         found.append(open(path, errors='replace').read())
     except OSError:
@@ -475,8 +476,7 @@ def test_names_that_clean_alike_get_their_own_feedback(run):
 
 def test_no_hidden_input_reaches_the_feedback_through_errors_files_or_pipes(run):
     rows = run["rows"]
-    assert "cell" not in rows["reads_the_job"]["reason"].split("|")[0] or \
-        "default_rng" not in rows["reads_the_job"]["reason"]
+    assert "RuntimeError" not in rows["reads_the_job"]["reason"]  # it found no job to quote
     note = run["notes"][rows["reads_the_job"]["feedback"]]
     assert "  - closest_rows(codes table): raised ValueError\n" in note
     assert "  - angle_rates(12, base=100): raised an exception of its own class\n" in note
