@@ -34,11 +34,11 @@ from classroom.submissions import code_cells
 
 @dataclasses.dataclass(frozen=True)
 class Built:
-    """The files ``build_assignment`` made for one assignment."""
+    """The files ``build_assignment`` made for one assignment (:func:`build_to_grade`: no bundle)."""
 
     name: str
     student: Path
-    autograder: Path
+    autograder: Path | None
     solutions: Path
     references: Path
 
@@ -84,6 +84,22 @@ def write_references(name: str, build: Path = BUILD, *, confined: bool | None = 
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(compute_references(name, notebook, confined=confined)))
     return path
+
+
+def build_to_grade(name: str, build: Path = BUILD, *, confined: bool | None = None) -> Built:
+    """What grading needs of ``name``, from its master, without ``otter assign``.
+
+    Writes the references and the solutions (:func:`master_solutions`) into
+    ``build/<name>/``; the student notebook is the committed copy in
+    ``assignments/<name>/student/``, which a test keeps equal to otter's.
+    There is no autograder bundle.
+    """
+    references = write_references(name, build, confined=confined)
+    solutions = references.parent / "autograder" / f"{name}.ipynb"
+    solutions.parent.mkdir(exist_ok=True)
+    nbformat.write(master_solutions(ASSIGNMENTS / name / f"{name}.ipynb"), solutions)
+    return Built(name=name, student=ASSIGNMENTS / name / "student" / f"{name}.ipynb", autograder=None,
+                 solutions=solutions, references=references)
 
 
 def compute_references(name: str, solutions: Path | nbformat.NotebookNode, *,

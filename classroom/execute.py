@@ -28,7 +28,6 @@ import subprocess
 import tempfile
 import threading
 import time
-from pathlib import Path
 
 from classroom import answers as decoding
 from classroom import sandbox, seccomp

@@ -26,6 +26,7 @@ import nbformat
 import pytest
 
 from classroom import sandbox
+from classroom.build import build_to_grade
 from classroom.grade import grade_folder
 
 # Skipped where bubblewrap cannot run, except under CI, where that is a failure.
@@ -149,11 +150,17 @@ def _pasted(notebook):
 
 
 @pytest.fixture(scope="module")
-def rows(builds, tmp_path_factory):
-    built = builds(ASSIGNMENT)
-    others = {name: builds(name) for name in ("attention_biases", "relative_positions")}
-    build = built.student.parents[2]
-    assert all(other.student.parents[2] == build for other in others.values())
+def materials(tmp_path_factory):
+    """What grading needs of the three NumPy assignments, in one build folder."""
+    build = tmp_path_factory.mktemp("fairness-build")
+    return {name: build_to_grade(name, build)
+            for name in (ASSIGNMENT, "attention_biases", "relative_positions")}
+
+
+@pytest.fixture(scope="module")
+def rows(materials, tmp_path_factory):
+    others, built = materials, materials[ASSIGNMENT]
+    build = built.references.parents[1]
     folder = tmp_path_factory.mktemp("fairness")
     solutions = nbformat.read(built.solutions, as_version=4)
     for student, (replacements, _, _) in {**MISTAKES, **GAMES}.items():
@@ -224,14 +231,14 @@ def test_an_empty_notebook_scores_zero_with_a_reason(rows):
     assert row["total"] == "0" and "the notebook has no code cells" in row["reason"]
 
 
-def test_without_the_teachers_assignment_a_notebook_without_metadata_is_not_guessed(builds, tmp_path):
+def test_without_the_teachers_assignment_a_notebook_without_metadata_is_not_guessed(materials, tmp_path):
     """One notebook of another assignment no longer decides how the class is graded."""
-    built, other = builds(ASSIGNMENT), builds("relative_positions")
+    built, other = materials[ASSIGNMENT], materials["relative_positions"]
     solutions = nbformat.read(built.solutions, as_version=4)
     for student in ("ada", "ben"):
         nbformat.write(_pasted(solutions), tmp_path / f"{student}.ipynb")
     nbformat.write(nbformat.read(other.solutions, as_version=4), tmp_path / "odd_one.ipynb")
-    graded = {row["student"]: row for row in grade_folder(tmp_path, out=None, build=built.student.parents[2],
+    graded = {row["student"]: row for row in grade_folder(tmp_path, out=None, build=built.references.parents[1],
                                                           jobs=2, log=lambda line: None)}
     assert graded["odd_one"]["total"] == graded["odd_one"]["possible"] == "12"
     for student in ("ada", "ben"):

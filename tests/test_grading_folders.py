@@ -50,7 +50,8 @@ def test_reading_a_fifo_neither_blocks_nor_follows_links(tmp_path):
     os.symlink(tmp_path / "real.ipynb", tmp_path / "link.ipynb")
     began = time.perf_counter()
     assert read_submission(tmp_path / "pipe.ipynb") == (None, "not graded: pipe.ipynb is a FIFO, not a regular file")
-    assert read_submission(tmp_path / "link.ipynb")[1] == "not graded: link.ipynb is a symbolic link, not a regular file"
+    assert read_submission(tmp_path / "link.ipynb")[1] == \
+        "not graded: link.ipynb is a symbolic link, not a regular file"
     assert time.perf_counter() - began < 5
 
 

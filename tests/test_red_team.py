@@ -1,15 +1,16 @@
 """Hostile submissions: each gains nothing (it scores what the blank scores) and harms nothing.
 
 Every attack is the blank student notebook of Assignment 1 with one cell
-added after the first (or, where it defines the graded functions, last). The attacks know the real paths on the teacher's
-machine (the classmates' notebooks, the course, the build, the CSV), the
-worst case. Some measure what the sandbox let them do and report it as the
-error of their cell, the one channel back that is sealed before any hidden
-input exists. Beside them lie entries that are no notebook at all (a FIFO,
-links, a device, a notebook too large), names that clash or that a
-spreadsheet would run, and two honest classmates. One grading run, with two
-jobs, grades them all; the checks read its CSV, its feedback files, the files
-before and after, and the processes left.
+added after the first (or, where it defines the graded functions, last).
+The attacks know the real paths on the teacher's machine (the classmates'
+notebooks, the course, the build, the CSV), the worst case. Some measure
+what the sandbox let them do and report it as the error of their cell, the
+one channel back that is sealed before any hidden input exists. Beside them
+lie entries that are no notebook at all (a FIFO, links, a device, a notebook
+too large), names that clash or that a spreadsheet would run, and two honest
+classmates. One grading run, with two jobs, grades them all; the checks read
+its CSV, its feedback files, the files before and after, and the processes
+left.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import nbformat
 import pytest
 
 from classroom import sandbox
+from classroom.build import build_to_grade
 from classroom.grade import grade_folder
 from classroom.masters import ROOT
 
@@ -235,7 +237,7 @@ while True:
     "reads_the_job": """
 import glob, os, select
 found = []
-for path in glob.glob('/scratch/**', recursive=True) + glob.glob('/tmp/**', recursive=True) + glob.glob('/opt/**', recursive=True):
+for path in [name for top in ('/scratch', '/tmp', '/opt') for name in glob.glob(top + '/**', recursive=True)]:
     try:
         found.append(open(path, errors='replace').read())
     except OSError:
@@ -291,10 +293,10 @@ def survivors() -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def run(builds, tmp_path_factory):
-    built = builds(ASSIGNMENT)
-    build = built.student.parents[2]
+def run(tmp_path_factory):
     root = tmp_path_factory.mktemp("red-team")
+    built = build_to_grade(ASSIGNMENT, root / "build")
+    build = built.references.parents[1]
     folder, out = root / "submissions", root / "results"
     folder.mkdir()
     out.mkdir()
@@ -337,7 +339,7 @@ def run(builds, tmp_path_factory):
     guarded = (folder, build, ROOT / "classroom", ROOT / "assignments", ROOT / "pe_lib")
     before = checksums(*guarded)
     began = time.perf_counter()
-    rows = grade_folder(folder, out=scores, build=build, jobs=2, timeout=20, cell_timeout=3,
+    rows = grade_folder(folder, out=scores, build=build, jobs=2, timeout=12, cell_timeout=3,
                         feedback=feedback, log=lambda line: None)
     seconds = time.perf_counter() - began
     written = scores.read_text()
@@ -352,7 +354,7 @@ def run(builds, tmp_path_factory):
     notes = {path.name: path.read_text() for path in sorted(feedback.iterdir())}
     return {"rows": {row["student"]: row for row in rows}, "written": written, "after_wait": scores.read_text(),
             "before": before, "after": checksums(*guarded), "connected": connected, "notes": notes,
-            "survivors": survivors(), "seconds": seconds}
+            "survivors": survivors(), "seconds": seconds, "built": built}
 
 
 def harmless(run) -> None:
@@ -474,8 +476,7 @@ def test_names_that_clean_alike_get_their_own_feedback(run):
 
 def test_no_hidden_input_reaches_the_feedback_through_errors_files_or_pipes(run):
     rows = run["rows"]
-    assert "cell" not in rows["reads_the_job"]["reason"].split("|")[0] or \
-        "default_rng" not in rows["reads_the_job"]["reason"]
+    assert "RuntimeError" not in rows["reads_the_job"]["reason"]  # it found no job to quote
     note = run["notes"][rows["reads_the_job"]["feedback"]]
     assert "  - closest_rows(codes table): raised ValueError\n" in note
     assert "  - angle_rates(12, base=100): raised an exception of its own class\n" in note
@@ -493,15 +494,15 @@ def test_a_name_a_spreadsheet_would_run_reaches_the_csv_neutralised(run):
     assert not [cell for line in table[1:] for cell in line if cell[:1] in ("=", "+", "-", "@")]
 
 
-def test_without_the_sandbox_the_same_attack_does_harm(builds, tmp_path):
+def test_without_the_sandbox_the_same_attack_does_harm(run, tmp_path):
     """The checks above can fail: unconfined, an attack deletes a classmate's notebook."""
-    built = builds(ASSIGNMENT)
+    built = run["built"]
     folder = tmp_path / "submissions"
     folder.mkdir()
     nbformat.write(nbformat.read(built.solutions, as_version=4), folder / "ada.ipynb")
     blank = nbformat.read(built.student, as_version=4)
     blank.cells.insert(1, nbformat.v4.new_code_cell(f"import os\nos.remove({str(folder / 'ada.ipynb')!r})"))
     nbformat.write(blank, folder / "mallory.ipynb")
-    grade_folder(folder, out=None, build=built.student.parents[2], jobs=1, timeout=25,
+    grade_folder(folder, out=None, build=built.references.parents[1], jobs=1, timeout=25,
                  unsafe_no_sandbox=True, log=lambda line: None)
     assert not (folder / "ada.ipynb").exists()
