@@ -396,7 +396,7 @@ def wavelength_series(depths=(8, 16, 32, 64, 128, 256, 512), bases=(100.0, 1000.
         {"type": "scatter", "mode": "lines", "x": [0, widest - 1], "y": first[-1], "name": "2πN, never reached",
          "line": {"color": COLOURS[1], "dash": "dash", "width": 2}},
     ]
-    top = math.log10(2 * math.pi * max(bases)) + 0.35
+    top = _rounded([math.log10(2 * math.pi * max(bases)) + 0.35])[0]
     layout = _base_layout(height=560, margin_bottom=20)
     layout.update({
         "xaxis": {"title": {"text": "pair i"}, "range": [-0.03 * widest, widest], "fixedrange": True,
@@ -488,13 +488,13 @@ def dot_product_by_offset(offsets=range(101), depths=(4, 8, 16, 32, 64, 128, 512
          "marker": {"color": COLOURS[4], "size": 12, "line": {"color": "white", "width": 1.5}}}
         for j in range(count)
     ]
-    lowest = min(float(curve.min()) for curve in curves)
+    lowest = _rounded([min(float(curve.min()) for curve in curves)], 2)[0]
     layout = _base_layout(height=560, margin_bottom=20)
     layout.update({
         "xaxis": {"title": {"text": "offset k"}, "range": [min(offsets) - 1, max(offsets) + 1],
                   "fixedrange": True, "zeroline": False, "showline": True, "ticks": "outside",
                   "automargin": True},
-        "yaxis": {"title": {"text": "dot product ÷ (d/2)"}, "range": [min(lowest, 0.0) - 0.1, 1.15],
+        "yaxis": {"title": {"text": "dot product ÷ (d/2)"}, "range": _rounded([min(lowest, 0.0) - 0.1, 1.15], 2),
                   "fixedrange": True, "showline": True, "ticks": "outside", "zeroline": True,
                   "zerolinecolor": "#bbbbbb", "automargin": True},
         "sliders": [
@@ -599,9 +599,9 @@ def rotary_query_key(query=(1.0, 0.0), key=(0.55, 0.55), *, rate: float = 0.2, s
         for j in range(len(offsets))
     ]
     dial_x, dial_y = _dial_axes((0.0, 1.0), "x")
-    radius = max(float(np.linalg.norm(query)), float(np.linalg.norm(key)))
+    radius = _rounded([max(np.linalg.norm(query), np.linalg.norm(key)) * 1.15])[0] / 1.15
     for axis in (dial_x, dial_y):
-        axis["range"] = [-1.15 * radius, 1.15 * radius]
+        axis["range"] = _rounded([-1.15 * radius, 1.15 * radius])
     layout = _base_layout(height=560, margin_bottom=20)
     layout.update({
         "xaxis": dial_x, "yaxis": dial_y,
