@@ -184,6 +184,9 @@ def _slider(prefix: str, labels: list[str], steps_args: list, method: str, activ
 
 
 def _base_layout(height: int, margin_bottom: int) -> dict:
+    """What every figure's layout shares. Its ``meta`` (set by each figure) names the
+    figure and its fixed parameters, so that a test in the browser can recompute what
+    each setting must draw."""
     return {
         "template": "none",
         "height": height,
@@ -293,6 +296,7 @@ def clock_hands(positions=range(101), depth: int = 8, *, base: float = 10000.0, 
         return {"annotations[0].text": f"position {p}", "annotations[1].text": f"position {p + neighbour}"}
 
     layout = _base_layout(height=440, margin_bottom=20)
+    layout["meta"] = {"figure": "clock_hands", "depth": depth, "base": base, "neighbour": neighbour}
     layout.update({
         "xaxis": left_x, "yaxis": left_y, "xaxis2": right_x, "yaxis2": right_y,
         "shapes": _dial("x", "y") + _dial("x2", "y2"),
@@ -398,6 +402,7 @@ def wavelength_series(depths=(8, 16, 32, 64, 128, 256, 512), bases=(100.0, 1000.
     ]
     top = _rounded([math.log10(2 * math.pi * max(bases)) + 0.35])[0]
     layout = _base_layout(height=560, margin_bottom=20)
+    layout["meta"] = {"figure": "wavelength_series"}
     layout.update({
         "xaxis": {"title": {"text": "pair i"}, "range": [-0.03 * widest, widest], "fixedrange": True,
                   "zeroline": False, "showline": True, "ticks": "outside", "automargin": True},
@@ -490,6 +495,7 @@ def dot_product_by_offset(offsets=range(101), depths=(4, 8, 16, 32, 64, 128, 512
     ]
     lowest = _rounded([min(float(curve.min()) for curve in curves)], 2)[0]
     layout = _base_layout(height=560, margin_bottom=20)
+    layout["meta"] = {"figure": "dot_product_by_offset", "base": base}
     layout.update({
         "xaxis": {"title": {"text": "offset k"}, "range": [min(offsets) - 1, max(offsets) + 1],
                   "fixedrange": True, "zeroline": False, "showline": True, "ticks": "outside",
@@ -603,6 +609,8 @@ def rotary_query_key(query=(1.0, 0.0), key=(0.55, 0.55), *, rate: float = 0.2, s
     for axis in (dial_x, dial_y):
         axis["range"] = _rounded([-1.15 * radius, 1.15 * radius])
     layout = _base_layout(height=560, margin_bottom=20)
+    layout["meta"] = {"figure": "rotary_query_key", "query": _rounded(query, 6), "key": _rounded(key, 6),
+                      "rate": _significant([rate], 10)[0]}
     layout.update({
         "xaxis": dial_x, "yaxis": dial_y,
         "shapes": [{"type": "circle", "xref": "x", "yref": "y", "x0": -r, "y0": -r, "x1": r, "y1": r,
