@@ -17,6 +17,8 @@ kind          what it is for                              example
               of ten: two significant digits
 ``seconds``   run times: one decimal                      ``36.6``
 ``ratio``     a ratio between two measurements            ``1.37×``
+``bound``     a tolerance an error is asserted to stay    ``10⁻¹²``
+              below: an exact power of ten
 ============  ==========================================  ==================
 
 Minus signs are typeset as the minus sign (U+2212), and a value that rounds to
@@ -34,7 +36,7 @@ import math
 import numbers
 
 #: Each kind of number and the rule that writes it.
-KINDS = ("count", "value", "precise", "measure", "tiny", "seconds", "ratio")
+KINDS = ("count", "value", "precise", "measure", "tiny", "seconds", "ratio", "bound")
 
 _DECIMALS = {"value": 4, "precise": 8, "measure": 2, "seconds": 1, "ratio": 2}
 _SUPERSCRIPTS = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
@@ -56,6 +58,17 @@ def _signed(text: str) -> str:
     return text
 
 
+def _power_of_ten(number: float, value) -> str:
+    """``10⁻¹²`` for 1e-12: a stated tolerance, never a measured round-off error."""
+    exponent = round(math.log10(number)) if number > 0 else None
+    if exponent is None or f"{number:.15e}" != f"{10.0**exponent:.15e}":
+        raise ValueError(
+            f"value must be a power of ten to be written as a 'bound' (the tolerance "
+            f"an error is asserted to stay below), got {value!r}"
+        )
+    return f"10{str(exponent).translate(_SUPERSCRIPTS)}" if exponent != 1 else "10"
+
+
 def format_number(value, kind: str) -> str:
     """Write ``value`` for the prose, by the rule for its ``kind`` (one of :data:`KINDS`).
 
@@ -71,6 +84,8 @@ def format_number(value, kind: str) -> str:
         ('37.97', '0.99999974')
         >>> format_number(-2e-17, "value")
         '0.0000'
+        >>> format_number(1e-12, "bound")
+        '10⁻¹²'
         >>> format_number(2.5, "count")
         Traceback (most recent call last):
         ...
@@ -83,6 +98,8 @@ def format_number(value, kind: str) -> str:
         if number != int(number):
             raise ValueError(f"value must be a whole number to be written as a 'count', got {value!r}")
         return _signed(f"{int(number):,}")
+    if kind == "bound":
+        return _power_of_ten(number, value)
     if kind == "tiny":
         if number == 0.0:
             return "0"

@@ -1,6 +1,6 @@
 """The course's figure style: colour-blind-safe colours and quiet axes.
 
->>> from pe_lib.course.plotting import course_style
+>>> from pe_lib.course.plotting import course_style, book_figure
 >>> with course_style():
 ...     pass
 """
@@ -34,3 +34,118 @@ def course_style():
     """Draw inside ``with course_style():`` to get the course's look."""
     with plt.style.context(["tableau-colorblind10", _STYLE]):
         yield
+
+
+#: The book's one figure size rule: a phone shows a figure about 360 px wide,
+#: so figures are drawn :data:`FIGURE_WIDTH` inches wide with
+#: :data:`FONT_SIZE`-point text, and several panels are stacked, never side by side.
+FIGURE_WIDTH = 5.0
+FONT_SIZE = 12
+PANEL_HEIGHT = 2.8
+
+
+def book_figure(panels: int = 1, *, panel_height: float = PANEL_HEIGHT, sharex: bool = False):
+    """A figure in the book's style: ``panels`` axes stacked, 5 in wide, 12 pt text.
+
+    Call it inside ``with course_style():``. Returns ``(fig, ax)`` for one
+    panel and ``(fig, axes)`` (a 1-D array, top to bottom) for several.
+
+    >>> with course_style():
+    ...     fig, axes = book_figure(2, sharex=True)
+    >>> fig.get_size_inches().tolist(), len(axes)
+    ([5.0, 5.6], 2)
+    >>> plt.close(fig)
+    """
+    if isinstance(panels, bool) or not isinstance(panels, int) or panels < 1:
+        raise ValueError(f"panels must be a whole number >= 1, got {panels!r}")
+    if not panel_height > 0:
+        raise ValueError(f"panel_height must be positive, got {panel_height!r}")
+    plt.rcParams["font.size"] = FONT_SIZE
+    return plt.subplots(
+        panels, 1, figsize=(FIGURE_WIDTH, panel_height * panels), sharex=sharex, layout="constrained"
+    )
+
+
+#: The output type under which :func:`glue_figure` records what a figure draws.
+FIGURE_DATA_MIME = "application/vnd.pe-course.figure-data+json"
+
+
+def figure_data(fig) -> dict:
+    """The numbers and words a Matplotlib figure draws, as JSON-ready lists.
+
+    For each axes: its limits and scales, every line's points, every
+    collection's points, every image's values, every bar's corners, and every
+    piece of text. Two figures with the same data, up to round-off, draw the
+    same picture; tests compare this instead of PNG bytes when the data is not
+    reproducible to the last bit on every processor.
+
+    >>> with course_style():
+    ...     fig, ax = book_figure()
+    ...     _ = ax.plot([0, 1], [2.0, 3.0], label="a line")
+    >>> figure_data(fig)["axes"][0]["lines"]
+    [[[0.0, 2.0], [1.0, 3.0]]]
+    >>> plt.close(fig)
+    """
+    import numpy as np
+    from matplotlib.collections import Collection
+    from matplotlib.image import AxesImage
+    from matplotlib.patches import Rectangle
+
+    def numbers(array) -> list:
+        array = np.ma.filled(np.ma.asarray(array, dtype=float), np.nan)
+        return np.where(np.isfinite(array), array, None).tolist()
+
+    axes = []
+    for ax in fig.axes:
+        entry = {
+            "xlim": numbers(ax.get_xlim()),
+            "ylim": numbers(ax.get_ylim()),
+            "scales": [ax.get_xscale(), ax.get_yscale()],
+            "lines": [numbers(line.get_xydata()) for line in ax.get_lines()],
+            "collections": [],
+            "images": [numbers(image.get_array()) for image in ax.get_images() if isinstance(image, AxesImage)],
+            "bars": [
+                numbers([patch.get_x(), patch.get_y(), patch.get_width(), patch.get_height()])
+                for patch in ax.patches if isinstance(patch, Rectangle)
+            ],
+            "texts": [text.get_text() for text in ax.texts]
+            + [ax.get_title(), ax.get_xlabel(), ax.get_ylabel()]
+            + [label.get_text() for label in ax.get_xticklabels() + ax.get_yticklabels()],
+        }
+        for collection in ax.collections:
+            if isinstance(collection, Collection):
+                points = [numbers(path.vertices) for path in collection.get_paths()]
+                entry["collections"].append({"offsets": numbers(collection.get_offsets()), "paths": points})
+        axes.append(entry)
+    return {"size": numbers(fig.get_size_inches()), "axes": axes}
+
+
+def glue_figure(name: str, fig, *, rtol: float | None = None) -> None:
+    """Glue ``fig`` for ``{glue:figure}`` and record the data it draws, then close it.
+
+    The test suite compares each figure by its data (:func:`figure_data`),
+    with a relative tolerance of ``rtol`` of each axis's span. Leave ``rtol``
+    out for a figure whose data is the same to the last bit on every
+    processor (integers, exactly rounded arithmetic): its PNG bytes are then
+    compared as well. Give ``rtol`` (for example ``1e-6``) for a figure drawn
+    from sines, exponentials or matrix products, which differ in their last
+    bits between processors: only its data is compared, within ``rtol``.
+    Never draw round-off itself (errors near 10⁻¹⁶ of float64 or 10⁻⁸ of
+    float32): its size changes from one processor to another, so draw a
+    bound or an exactly computed quantity instead.
+    """
+    from IPython.display import display
+    from myst_nb import glue
+    from myst_nb.ext.glue import GLUE_PREFIX
+
+    if rtol is not None and not 0 < rtol < 1:
+        raise ValueError(f"rtol must be in (0, 1), got {rtol!r}")
+    glue(name, fig, display=False)
+    record = {"name": name, "exact": rtol is None, "rtol": rtol, "data": figure_data(fig)}
+    # Recorded as a glue variable of its own, which the page never shows.
+    display(
+        {GLUE_PREFIX + FIGURE_DATA_MIME: record},
+        raw=True,
+        metadata={"scrapbook": {"name": f"{name}--data", "mime_prefix": GLUE_PREFIX}},
+    )
+    plt.close(fig)
