@@ -241,6 +241,22 @@ def test_the_notebook_output_and_its_fallback(name):
     assert all(text.get_fontsize() >= 11 for ax in fallback.axes for text in ax.get_xticklabels())
 
 
+def test_the_fallback_draws_the_first_setting():
+    from pe_lib.course.plotting import figure_data
+
+    clocks = clock_hands(range(0, 40), 8, base=100.0, position=9)
+    lines = figure_data(clocks.fallback())["axes"][0]["lines"]
+    hands = [line for line in lines if len(line) == 2 and line[0][1] == 0.0]   # from a centre, at y = 0
+    assert len(hands) == 8
+    for hand, trace in zip(hands, clocks.data):
+        (x0, _), (x1, y1) = hand
+        assert (x1 - x0, y1) == pytest.approx((trace["x"][1], trace["y"][1]), abs=1e-4)
+    series = wavelength_series((8, 16), (100.0, 1000.0), depth=16, base=1000.0)
+    curve, bound = figure_data(series.fallback())["axes"][0]["lines"]
+    assert [y for _, y in curve] == pytest.approx(series.data[1]["y"], rel=1e-5)
+    assert bound[0][1] == pytest.approx(TWO_PI * 1000.0)
+
+
 def test_a_phone_can_move_every_slider():
     # plotly.js makes the whole strip under a slider's rail draggable: 25 px to
     # the ticks, the ticks, then the labels. Long ticks keep it above 44 px.

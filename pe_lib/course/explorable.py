@@ -45,7 +45,7 @@ from matplotlib.figure import Figure
 
 import pe_lib
 from pe_lib._checks import require_even, require_int, require_positive_float
-from pe_lib.course.plotting import course_style
+from pe_lib.course.plotting import book_figure, course_style
 from pe_lib.course.similarity import offset_similarity
 from pe_lib.rope import apply_rope
 
@@ -315,20 +315,16 @@ def clock_hands(positions=range(101), depth: int = 8, *, base: float = 10000.0, 
     def draw() -> Figure:
         p = positions[active]
         with course_style():
-            plt.rcParams["font.size"] = 12  # legible on a phone
-            fig, axes = plt.subplots(1, 2, figsize=(5.0, 3.3), layout="constrained")
-            for clock, ax in enumerate(axes):
+            fig, ax = book_figure(panel_height=3.6)
+            for clock, centre in enumerate(_DIAL_CENTRES):
                 row = p + clock * neighbour
-                ax.add_patch(_circle())
-                ax.plot([0, 0], [1.0, 1.1], color="0.6", linewidth=2)
+                _draw_dial(ax, centre, [1.0], f"position {row}", twelve=True)
                 for i in range(pairs):
-                    tip = lengths[i] * table[row, 2 * i], lengths[i] * table[row, 2 * i + 1]
-                    ax.plot([0, tip[0]], [0, tip[1]], color=COLOURS[i], linewidth=3,
-                            label=f"pair {i}: λ = {wavelengths[i]:.1f}")
+                    tip = centre + lengths[i] * table[row, 2 * i], lengths[i] * table[row, 2 * i + 1]
+                    ax.plot([centre, tip[0]], [0, tip[1]], color=COLOURS[i], linewidth=3,
+                            label=f"pair {i}: λ = {wavelengths[i]:.1f}" if clock == 0 else None)
                     ax.plot(*tip, "o", color=COLOURS[i], markersize=5)
-                _round_axes(ax, f"position {row}")
-            fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=2,
-                       fontsize=11)
+            fig.legend(loc="outside lower center", ncols=2, fontsize=11)
         plt.close(fig)
         return fig
 
@@ -339,18 +335,25 @@ def clock_hands(positions=range(101), depth: int = 8, *, base: float = 10000.0, 
     ), data, layout, draw)
 
 
-def _circle(radius: float = 1.0, linestyle: str = "-"):
+#: Where the static drawings put their two dials, side by side in one panel (x, in radii).
+_DIAL_CENTRES = (-1.25, 1.25)
+
+
+def _draw_dial(ax, centre: float, radii: list[float], label: str, twelve: bool = False) -> None:
+    """Circles of ``radii`` round ``(centre, 0)``, labelled below, on square axes with no frame."""
     from matplotlib.patches import Circle
 
-    return Circle((0, 0), radius, fill=False, edgecolor="0.6", linewidth=1.2, linestyle=linestyle)
-
-
-def _round_axes(ax, title: str) -> None:
-    ax.set_xlim(-1.15, 1.15)
-    ax.set_ylim(-1.15, 1.15)
+    for radius in radii:
+        ax.add_patch(Circle((centre, 0), radius, fill=False, edgecolor="0.6", linewidth=1.2,
+                            linestyle="-" if twelve else ":"))
+    if twelve:
+        ax.plot([centre, centre], [1.0, 1.1], color="0.6", linewidth=2)
+    top = max(radii)
+    ax.text(centre, -1.12 * top, label, ha="center", va="top")
+    ax.set_xlim(-2.5 * top, 2.5 * top)
+    ax.set_ylim(-1.45 * top, 1.15 * top)
     ax.set_aspect("equal")
     ax.set_axis_off()
-    ax.set_title(title)
 
 
 # --- The equations: wavelengths ---------------------------------------------------
@@ -421,8 +424,7 @@ def wavelength_series(depths=(8, 16, 32, 64, 128, 256, 512), bases=(100.0, 1000.
     def draw() -> Figure:
         d, n = depths[active_depth], bases[active_base]
         with course_style():
-            plt.rcParams["font.size"] = 12  # legible on a phone
-            fig, ax = plt.subplots(figsize=(5.0, 3.4), layout="constrained")
+            fig, ax = book_figure(panel_height=3.4)
             ax.semilogy(np.arange(d // 2), pe_lib.wavelengths(d, base=n), ".-", color=COLOURS[0],
                         markersize=6, linewidth=1, label=r"wavelength $\lambda_i$")
             ax.axhline(2 * math.pi * n, color=COLOURS[1], linestyle="--", label=r"$2\pi N$, never reached")
@@ -517,12 +519,12 @@ def dot_product_by_offset(offsets=range(101), depths=(4, 8, 16, 32, 64, 128, 512
     def draw() -> Figure:
         j, k = active_depth, offsets[active_offset]
         with course_style():
-            plt.rcParams["font.size"] = 12  # legible on a phone
-            fig, ax = plt.subplots(figsize=(5.0, 3.2), layout="constrained")
+            fig, ax = book_figure(panel_height=3.2)
             ax.plot(offsets, curves[j], color=COLOURS[0], linewidth=1.5)
             ax.plot([k], [curves[j][active_offset]], "o", color=COLOURS[4], markersize=8)
             ax.annotate(f"{curves[j][active_offset]:.4f}".replace("-", "−"), (k, curves[j][active_offset]),
-                        textcoords="offset points", xytext=(0, 9), ha="center", color=COLOURS[4])
+                        textcoords="offset points", xytext=(6, 9), ha="left", color=COLOURS[4],
+                        bbox={"facecolor": "white", "edgecolor": "none", "pad": 1})
             ax.set_xlabel("offset $k$")
             ax.set_ylabel(r"$PE(p)\cdot PE(p+k)\,/\,(d/2)$")
             ax.set_title(f"depth $d = {depths[j]}$")
@@ -539,7 +541,7 @@ def dot_product_by_offset(offsets=range(101), depths=(4, 8, 16, 32, 64, 128, 512
 # --- RoPE: a query and a key turning ---------------------------------------------------
 
 
-def rotary_query_key(query=(1.0, 0.0), key=(0.55, 0.55), *, rate: float = 0.2, shifts=range(41),
+def rotary_query_key(query=(1.0, 0.0), key=(0.7, 0.0), *, rate: float = 0.2, shifts=range(41),
                      offsets=range(11), shift: int | None = None, offset: int | None = None) -> Explorable:
     r"""A query at position :math:`m` and a key at :math:`n = m + k`, rotated by RoPE, and their score.
 
@@ -632,24 +634,20 @@ def rotary_query_key(query=(1.0, 0.0), key=(0.55, 0.55), *, rate: float = 0.2, s
     def draw() -> Figure:
         j, k = active_offset, offsets[active_offset]
         later = len(shifts) - 1 if len(shifts) > 1 else active_shift
+        radii = sorted({float(np.linalg.norm(v)) for v in (query, key)})
         with course_style():
-            plt.rcParams["font.size"] = 12  # legible on a phone
-            fig, axes = plt.subplots(1, 2, figsize=(5.0, 3.3), layout="constrained")
-            for ax, s in zip(axes, (active_shift, later)):
-                for r in {float(np.linalg.norm(v)) for v in (query, key)}:
-                    ax.add_patch(_circle(r, ":"))
-                for tip, colour, label in ((queries[s], COLOURS[0], "query"), (keys[s, j], COLOURS[1], "key")):
-                    ax.annotate("", tip, (0, 0), arrowprops={"arrowstyle": "-|>", "color": colour, "lw": 2.5,
-                                                             "mutation_scale": 16})
-                    ax.plot([], [], color=colour, linewidth=2.5, label=label)
-                _round_axes(ax, f"$m = {shifts[s]}$, $n = {shifts[s] + k}$")
-                for axis in (ax.set_xlim, ax.set_ylim):
-                    axis(-1.15 * radius, 1.15 * radius)
+            fig, ax = book_figure(panel_height=3.6)
+            for side, (centre, s) in enumerate(zip(_DIAL_CENTRES, (active_shift, later))):
+                centre = centre * radii[-1]
                 score = float(queries[s] @ keys[s, j])
-                ax.text(0.5, -0.04, f"score {score:.3f}".replace(" -", " −"), transform=ax.transAxes,
-                        ha="center", va="top")
-            fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=2,
-                       fontsize=11)
+                _draw_dial(ax, centre, radii, f"m = {shifts[s]}, n = {shifts[s] + k}\n"
+                           f"score {score:.3f}".replace(" -", " −"))
+                for tip, colour, label in ((queries[s], COLOURS[0], "query"), (keys[s, j], COLOURS[1], "key")):
+                    ax.annotate("", (centre + tip[0], tip[1]), (centre, 0),
+                                arrowprops={"arrowstyle": "-|>", "color": colour, "lw": 2.5, "mutation_scale": 16})
+                    if side == 0:
+                        ax.plot([], [], color=colour, linewidth=2.5, label=label)
+            fig.legend(loc="outside lower center", ncols=2, fontsize=11)
         plt.close(fig)
         return fig
 
