@@ -88,7 +88,7 @@ class Explorable:
     description: str
     data: list = dataclasses.field(repr=False)
     layout: dict = dataclasses.field(repr=False)
-    draw_fallback: Callable[[], Figure] = dataclasses.field(repr=False, compare=False)
+    draw_fallback: Callable = dataclasses.field(repr=False, compare=False)
 
     def figure(self) -> dict:
         """The figure as Plotly's JSON: ``data``, ``layout`` and ``config``."""
@@ -363,7 +363,7 @@ def wavelength_series(depths=(8, 16, 32, 64, 128, 256, 512), bases=(100.0, 1000.
                       *, depth: int | None = None, base: float | None = None) -> Explorable:
     r"""The wavelength :math:`\lambda_i = 2\pi N^{2i/d}` of every pair, with sliders for :math:`d` and :math:`N`.
 
-    The values come from :func:`pe_lib.wavelengths`. A dashed line marks
+    The values come from :func:`pe_lib.frequencies.wavelengths`. A dashed line marks
     :math:`2\pi N`, which the wavelengths approach but never reach; the
     vertical axis is logarithmic, so the series is a straight line whose slope
     the depth sets and whose top the base sets.
@@ -552,7 +552,8 @@ def rotary_query_key(query=(1.0, 0.0), key=(0.7, 0.0), *, rate: float = 0.2, shi
     :math:`m` turns both arrows together and leaves it unchanged.
 
     Args:
-        query, key: the two vectors before rotation, each of two numbers.
+        query: the query before rotation, two numbers.
+        key: the key before rotation, two numbers.
         rate: the angle :math:`\theta` in radians per position.
         shifts: the settings of the slider for the query's position :math:`m`.
         offsets: the settings of the slider for :math:`k = n - m`.
