@@ -324,7 +324,7 @@ def clock_hands(positions=range(101), depth: int = 8, *, base: float = 10000.0, 
                     ax.plot([centre, tip[0]], [0, tip[1]], color=COLOURS[i], linewidth=3,
                             label=f"pair {i}: λ = {wavelengths[i]:.1f}" if clock == 0 else None)
                     ax.plot(*tip, "o", color=COLOURS[i], markersize=5)
-            fig.legend(loc="outside lower center", ncols=2, fontsize=11)
+            fig.legend(loc="outside lower center", ncols=2)
         plt.close(fig)
         return fig
 
@@ -431,7 +431,7 @@ def wavelength_series(depths=(8, 16, 32, 64, 128, 256, 512), bases=(100.0, 1000.
             ax.set_xlabel("pair $i$")
             ax.set_ylabel("wavelength (positions)")
             ax.set_title(f"depth $d = {d}$, base $N = {_number(n)}$")
-            ax.legend(fontsize=11, loc="lower right")
+            ax.legend(loc="lower right")
         plt.close(fig)
         return fig
 
@@ -648,7 +648,7 @@ def rotary_query_key(query=(1.0, 0.0), key=(0.7, 0.0), *, rate: float = 0.2, shi
                                 arrowprops={"arrowstyle": "-|>", "color": colour, "lw": 2.5, "mutation_scale": 16})
                     if side == 0:
                         ax.plot([], [], color=colour, linewidth=2.5, label=label)
-            fig.legend(loc="outside lower center", ncols=2, fontsize=11)
+            fig.legend(loc="outside lower center", ncols=2)
         plt.close(fig)
         return fig
 
