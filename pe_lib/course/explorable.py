@@ -211,7 +211,7 @@ def _dial_axes(domain: tuple[float, float], anchor: str) -> tuple[dict, dict]:
 
 
 def _dial(x_ref: str, y_ref: str) -> list[dict]:
-    """A clock face: its rim, a mark at twelve o'clock, its centre."""
+    """A clock face: its rim and a mark at twelve o'clock."""
     grey = "#9a9a9a"
     return [
         {"type": "circle", "xref": x_ref, "yref": y_ref, "x0": -1, "y0": -1, "x1": 1, "y1": 1,
