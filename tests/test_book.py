@@ -559,15 +559,21 @@ def test_no_visible_code_cell_draws():
     assert not shown, f"{len(shown)} visible code cells that draw (tag them hide-input):\n" + "\n".join(shown)
 
 
+#: What an explorable figure (``pe_lib.course.explorable``) shows besides its HTML:
+#: a figure, not a value, though a chapter shows it as a cell's last expression.
+EXPLORABLE_MIME = "application/vnd.plotly.v1+json"
+
+
 def test_no_bare_value_is_shown():
     """A cell whose last line is a bare expression shows its repr (``[1.0, 0.01]``) with
     nothing to say what it is. Values the reader should see are printed with words;
-    a value a cell only glues stays in a cell the page removes."""
+    a value a cell only glues stays in a cell the page removes. An explorable figure
+    is shown that way on purpose."""
     bare = [
         f"{chapter}: cell {number} shows {''.join(output['data'].get('text/plain', ''))[:40]!r}"
         for chapter, number, cell, tags in chapter_cells()
         if not tags & HIDDEN_OUTPUT
         for output in cell.get("outputs", [])
-        if output.get("output_type") == "execute_result"
+        if output.get("output_type") == "execute_result" and EXPLORABLE_MIME not in output["data"]
     ]
     assert not bare, f"{len(bare)} cells show a bare value:\n" + "\n".join(bare)

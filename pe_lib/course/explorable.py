@@ -361,7 +361,7 @@ def _draw_dial(ax, centre: float, radii: list[float], label: str, twelve: bool =
 
 def wavelength_series(depths=(8, 16, 32, 64, 128, 256, 512), bases=(100.0, 1000.0, 10000.0, 100000.0, 500000.0),
                       *, depth: int | None = None, base: float | None = None) -> Explorable:
-    r"""The wavelength :math:`\lambda_i = 2\pi N^{2i/d}` of every pair, with sliders for :math:`d` and :math:`N`.
+    r"""The wavelength :math:`\lambda_i = 2\pi N^{2i/D}` of every pair, with sliders for :math:`D` and :math:`N`.
 
     The values come from :func:`pe_lib.frequencies.wavelengths`. A dashed line marks
     :math:`2\pi N`, which the wavelengths approach but never reach; the
@@ -413,7 +413,7 @@ def wavelength_series(depths=(8, 16, 32, 64, 128, 256, 512), bases=(100.0, 1000.
                   "fixedrange": True, "showline": True, "ticks": "outside", "dtick": 1,
                   "exponentformat": "power", "automargin": True},
         "sliders": [
-            _slider("depth d = ", [str(d) for d in depths],
+            _slider("depth D = ", [str(d) for d in depths],
                     [[{"visible": [k == j for k in range(len(depths))] + [True]}] for j in range(len(depths))],
                     "restyle", active_depth, pad_top=70),
             _slider("base N = ", [_number(n) for n in bases], [[{"y": heights(n)}] for n in bases],
@@ -430,14 +430,14 @@ def wavelength_series(depths=(8, 16, 32, 64, 128, 256, 512), bases=(100.0, 1000.
             ax.axhline(2 * math.pi * n, color=COLOURS[1], linestyle="--", label=r"$2\pi N$, never reached")
             ax.set_xlabel("pair $i$")
             ax.set_ylabel("wavelength (positions)")
-            ax.set_title(f"depth $d = {d}$, base $N = {_number(n)}$")
+            ax.set_title(f"depth $D = {d}$, base $N = {_number(n)}$")
             ax.legend(loc="lower right")
         plt.close(fig)
         return fig
 
     return Explorable("explorable-wavelengths", (
         "The wavelength of every sine-cosine pair on a logarithmic scale, rising in a straight line from "
-        "2 pi towards a dashed line at 2 pi N; sliders set the depth d and the base N."
+        "2 pi towards a dashed line at 2 pi N; sliders set the depth D and the base N."
     ), data, layout, draw)
 
 
@@ -446,9 +446,9 @@ def wavelength_series(depths=(8, 16, 32, 64, 128, 256, 512), bases=(100.0, 1000.
 
 def dot_product_by_offset(offsets=range(101), depths=(4, 8, 16, 32, 64, 128, 512), *, base: float = 10000.0,
                           offset: int | None = None, depth: int | None = None) -> Explorable:
-    r"""The dot product of two encodings :math:`k` apart, divided by its largest value :math:`d/2`.
+    r"""The dot product of two encodings :math:`k` apart, divided by its largest value :math:`D/2`.
 
-    The curve is :math:`PE(p) \cdot PE(p + k) / (d/2)` for every offset of the
+    The curve is :math:`PE(p) \cdot PE(p + k) / (D/2)` for every offset of the
     slider, from :func:`pe_lib.course.similarity.offset_similarity`; it does not
     depend on :math:`p`. A marker and its label follow the offset slider;
     the depth slider chooses the curve.
@@ -486,7 +486,7 @@ def dot_product_by_offset(offsets=range(101), depths=(4, 8, 16, 32, 64, 128, 512
     count = len(depths)
     data = [
         {"type": "scatter", "mode": "lines", "x": offsets, "y": _rounded(curve), "visible": j == active_depth,
-         "name": "PE(p)·PE(p+k) ÷ (d/2)", "legendgroup": "curve", "line": {"color": COLOURS[0], "width": 2}}
+         "name": "PE(p)·PE(p+k) ÷ (D/2)", "legendgroup": "curve", "line": {"color": COLOURS[0], "width": 2}}
         for j, curve in enumerate(curves)
     ] + [
         {"type": "scatter", "mode": "markers+text", "x": first["x"][j], "y": first["y"][j],
@@ -502,7 +502,7 @@ def dot_product_by_offset(offsets=range(101), depths=(4, 8, 16, 32, 64, 128, 512
         "xaxis": {"title": {"text": "offset k"}, "range": [min(offsets) - 1, max(offsets) + 1],
                   "fixedrange": True, "zeroline": False, "showline": True, "ticks": "outside",
                   "automargin": True},
-        "yaxis": {"title": {"text": "dot product ÷ (d/2)"}, "range": _rounded([min(lowest, 0.0) - 0.1, 1.15], 2),
+        "yaxis": {"title": {"text": "dot product ÷ (D/2)"}, "range": _rounded([min(lowest, 0.0) - 0.1, 1.15], 2),
                   "fixedrange": True, "showline": True, "ticks": "outside", "zeroline": True,
                   "zerolinecolor": "#bbbbbb", "automargin": True},
         "sliders": [
@@ -510,7 +510,7 @@ def dot_product_by_offset(offsets=range(101), depths=(4, 8, 16, 32, 64, 128, 512
                     [[{name: values for name, values in marker(i).items()}, list(range(count, 2 * count))]
                      for i in range(len(offsets))],
                     "restyle", active_offset, pad_top=70),
-            _slider("depth d = ", [str(d) for d in depths],
+            _slider("depth D = ", [str(d) for d in depths],
                     [[{"visible": [k == j for k in range(count)] * 2}] for j in range(count)],
                     "restyle", active_depth, pad_top=175),
         ],
@@ -526,15 +526,15 @@ def dot_product_by_offset(offsets=range(101), depths=(4, 8, 16, 32, 64, 128, 512
                         textcoords="offset points", xytext=(6, 9), ha="left", color=COLOURS[4],
                         bbox={"facecolor": "white", "edgecolor": "none", "pad": 1})
             ax.set_xlabel("offset $k$")
-            ax.set_ylabel(r"$PE(p)\cdot PE(p+k)\,/\,(d/2)$")
-            ax.set_title(f"depth $d = {depths[j]}$")
+            ax.set_ylabel(r"$PE(p)\cdot PE(p+k)\,/\,(D/2)$")
+            ax.set_title(f"depth $D = {depths[j]}$")
             ax.set_ylim(min(lowest, 0.0) - 0.1, 1.15)
         plt.close(fig)
         return fig
 
     return Explorable("explorable-dot-product", (
-        "The dot product of the encodings of two positions k apart, divided by d/2, against the offset k: "
-        "1 at k = 0 and smaller, with ripples, as k grows; sliders set k and the depth d."
+        "The dot product of the encodings of two positions k apart, divided by D/2, against the offset k: "
+        "1 at k = 0 and smaller, with ripples, as k grows; sliders set k and the depth D."
     ), data, layout, draw)
 
 
