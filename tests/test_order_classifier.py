@@ -128,3 +128,23 @@ def test_run_order_experiment_rejects_bad_lengths():
 def test_order_accuracy_rejects_mismatched_shapes():
     with pytest.raises(ValueError, match=r"got \(4, 3\) and \(3,\)"):
         order_accuracy(order_classifier("none"), np.zeros((4, 3), "int32"), np.zeros(3))
+
+
+def test_each_test_set_comes_from_the_seed_and_its_length_alone(monkeypatch):
+    """Testing one more length leaves the sequences tested at the others unchanged."""
+    import pe_lib.course.order_classifier as module
+
+    drawn = []
+
+    def recording(pairs, length, **options):
+        drawn.append((length, options["seed"]))
+        return marker_order_task(pairs, length, **options)
+
+    monkeypatch.setattr(module, "marker_order_task", recording)
+    options = {"train_length": 12, "pairs": 8, "test_pairs": 4, "epochs": 1, "seed": 3}
+    run_order_experiments(("none",), test_lengths=(12, 14, 16), **options)
+    training, *tests = drawn
+    drawn.clear()
+    run_order_experiments(("none",), test_lengths=(16,), **options)
+    assert drawn == [training, tests[2]]
+    assert len({seed for _, seed in tests}) == 3

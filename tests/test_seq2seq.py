@@ -55,6 +55,18 @@ def test_greedy_decoding_follows_the_largest_logit_step_by_step():
     np.testing.assert_array_equal(seq2seq.greedy_decode(_Copier(), sources), sources)
 
 
+def test_greedy_decoding_refuses_sources_longer_than_the_position_table_in_plain_words():
+    model = seq2seq.encoder_decoder("learned", max_length=8, feed_forward=False)
+    with pytest.raises(ValueError) as refused:
+        seq2seq.greedy_decode(model, seq2seq.reversal_task(2, 12).sources)
+    message = str(refused.value)
+    assert message.startswith("sources has 12 steps") and "max_length 8" in message
+    assert "\x1b" not in message  # no terminal formatting reaches a page that prints it
+    with pytest.raises(ValueError, match="steps must be at most .* max_length 8, got 9"):
+        seq2seq.greedy_decode(model, seq2seq.reversal_task(2, 8).sources, steps=9)
+    assert seq2seq.greedy_decode(model, seq2seq.reversal_task(2, 8).sources).shape == (2, 8)
+
+
 def test_exact_match_and_token_accuracy_against_hand_counts():
     predictions = [[1, 2, 3], [1, 2, 4], [0, 0, 0], [1, 2, 3]]
     targets = [[1, 2, 3], [1, 2, 3], [1, 2, 3], [1, 2, 3]]

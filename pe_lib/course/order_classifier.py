@@ -34,6 +34,11 @@ def _require_method(name: str, method: str) -> str:
 _DEFAULT_LEARNING_RATE = 3e-3
 
 
+def _data_seed(seed: int, *key: int) -> int:
+    """A data seed drawn from ``seed`` and ``key`` alone: (0,) for training, (1, length) for a test."""
+    return int(np.random.SeedSequence(seed, spawn_key=key).generate_state(1)[0])
+
+
 def _adam(learning_rate: float, decay_steps: int | None) -> keras.optimizers.Adam:
     """Adam with a fixed learning rate, or one that falls to zero along a cosine."""
     learning_rate = require_positive_float("learning_rate", learning_rate)
@@ -192,7 +197,9 @@ def run_order_experiments(
     """Train one :func:`order_classifier` per position method on the same data, and test each.
 
     Training sequences all have ``train_length`` steps; each test set is
-    drawn afresh for its length. The position table gets
+    drawn afresh for its length, from ``seed`` and that length alone, so the
+    sequences tested at one length do not depend on which other lengths are
+    tested. The position table gets
     ``max(train_length, *test_lengths)`` rows unless ``max_length`` is given,
     so a learned table has rows that no training sequence reaches. The
     learning rate decays to zero over the training steps unless
@@ -236,7 +243,9 @@ def run_order_experiments(
     seed = require_int("seed", seed, minimum=0)
     model_options.setdefault("max_length", max(train_length, *test_lengths))
     model_options.setdefault("decay_steps", epochs * -(-2 * pairs // batch_size))
-    seeds = [int(child.generate_state(1)[0]) for child in np.random.SeedSequence(seed).spawn(1 + len(test_lengths))]
+    # The training set comes from the seed alone and each test set from the seed and
+    # its length alone, so a length's test set does not change with the other lengths.
+    train_seed = _data_seed(seed, 0)
 
     models = {method: order_classifier(method, seed=seed, **model_options) for method in methods}
     initial_tables = {
@@ -253,14 +262,14 @@ def run_order_experiments(
         loss={method: keras.losses.BinaryCrossentropy(from_logits=True) for method in methods},
         metrics={method: [keras.metrics.BinaryAccuracy(threshold=0.0, name="accuracy")] for method in methods},
     )
-    train_tokens, train_labels = marker_order_task(pairs, train_length, seed=seeds[0])
+    train_tokens, train_labels = marker_order_task(pairs, train_length, seed=train_seed)
     keras.utils.set_random_seed(seed)
     history = side_by_side.fit(
         train_tokens, {method: train_labels for method in methods},
         batch_size=batch_size, epochs=epochs, shuffle=True, verbose=0,
     )
-    tests = [(length, *marker_order_task(test_pairs, length, seed=data_seed))
-             for length, data_seed in zip(test_lengths, seeds[1:])]
+    tests = [(length, *marker_order_task(test_pairs, length, seed=_data_seed(seed, 1, length)))
+             for length in test_lengths]
     runs = {}
     for method, model in models.items():
         accuracy_key = f"{method}_accuracy" if f"{method}_accuracy" in history.history else "accuracy"

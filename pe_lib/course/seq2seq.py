@@ -207,6 +207,10 @@ def greedy_decode(model: keras.Model, sources, *, steps: int | None = None) -> n
         sources: ``(batch, length)`` token ids.
         steps: tokens to write; the sources' length by default.
 
+    Raises:
+        ValueError: if ``sources`` or ``steps`` is longer than a position
+            layer of ``model`` has rows, before anything is decoded.
+
     Returns:
         The written tokens, ``(batch, steps)``, without ``START``.
 
@@ -220,6 +224,15 @@ def greedy_decode(model: keras.Model, sources, *, steps: int | None = None) -> n
         raise ValueError(f"sources must be a 2-D array of token ids, got shape {sources.shape} "
                          f"and dtype {sources.dtype}")
     steps = sources.shape[1] if steps is None else require_int("steps", steps, minimum=1)
+    for layer in getattr(model, "layers", ()):
+        if isinstance(layer, (PositionalEncoding, LearnedPositionEmbedding)):
+            kind, rows = type(layer).__name__, layer.max_length
+            if sources.shape[1] > rows:
+                raise ValueError(f"sources has {sources.shape[1]} steps but the model's {kind} has "
+                                 f"max_length {rows}: it has no row for position {rows}")
+            # The decoder reads START and steps - 1 written tokens: steps positions.
+            if steps > rows:
+                raise ValueError(f"steps must be at most the model's {kind} max_length {rows}, got {steps}")
     written = np.full((sources.shape[0], 1), START, dtype="int32")
     for _ in range(steps):
         logits = ops.convert_to_numpy(model([sources, written], training=False))
