@@ -1,8 +1,7 @@
 """Drive the explorable figures of a page in Chromium, as a reader would, and check them.
 
-Used by tests/test_explorable_browser.py (a small book made of the four figures) and
-tests/test_book.py (the chapters that carry them). For each figure on a page, and
-each of its sliders, :func:`move_every_slider`:
+Used by tests/test_book.py on the chapters that carry the figures. For each
+figure on a page, and each of its sliders, :func:`move_every_slider`:
 
 1. reads the drawing (the SVG plotly.js drew: hands, points, labels);
 2. drags the slider to another step with real input events: the mouse at a

@@ -2,7 +2,7 @@
 values computed here with mpmath and plain trigonometry, never the module's own code;
 the HTML is byte-stable; bad settings are refused by name.
 
-The figures are also driven in a browser by tests/test_explorable_browser.py.
+The figures are also driven in a browser, on the chapters that carry them, by tests/test_book.py.
 """
 
 from __future__ import annotations
