@@ -2,9 +2,12 @@
 works in a real browser opened from disk, with no network.
 
 The book is built once into a temporary folder. Pages are opened as ``file://``
-URLs in headless Chromium driven by Playwright, which is how a classroom without
-a connection would read ``_build/html``. Screenshots of the intro and one chapter
-are saved under ``_build/screenshots``.
+URLs in headless Chromium driven by Playwright, with the network off, which is how
+a classroom without a connection would read ``_build/html``; at a phone's width
+the pointer is a finger. Screenshots of the intro and every chapter at both
+widths are saved under ``_build/screenshots``, and, before and after each move of
+a slider of an explorable figure, of that figure under
+``_build/screenshots/explorable``.
 
 A browser is required. ``python3 tasks.py test`` installs Debian's chromium when
 it is missing and it can; otherwise the tests fail, saying so. Set
@@ -24,6 +27,7 @@ from pathlib import Path
 from urllib.parse import unquote, urldefrag, urlparse
 
 import pytest
+from explorable_driver import figure_ids, move_every_slider
 
 ROOT = Path(__file__).resolve().parents[1]
 SCREENSHOTS = ROOT / "_build" / "screenshots"
@@ -138,16 +142,26 @@ _VISIBLE_PROSE = """() => {
 _RAW_TEX = re.compile(r"\\begin\{|\\\(|\\\[|\$\$|(?<![\w$])\$[^$\n]+\$(?![\w$])")
 
 
-def open_page(browser, url: str, width: int = 1280):
-    """Open ``url`` and wait for MathJax; return the page and the problems it reported."""
-    page = browser.new_page(viewport={"width": width, "height": 900 if width > 600 else 844})
+def open_page(browser, url: str, width: int = 1280, **options):
+    """Open ``url`` in a fresh browser context with the network off, as a phone (a
+    finger for a pointer) below 600 px, and wait for MathJax; return the page and the
+    problems it reported. ``options`` go to the context (``java_script_enabled``);
+    close the page with ``page.context.close()``."""
+    context = browser.new_context(
+        viewport={"width": width, "height": 900 if width > 600 else 844}, offline=True,
+        has_touch=width < 600, **options,
+    )
+    page = context.new_page()
     problems = []
     page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
     page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
     page.on("requestfailed", lambda r: problems.append(f"failed to load {r.url}: {r.failure}"))
+    page.on("request", lambda r: None if r.url.startswith(("file:", "data:"))
+            else problems.append(f"asked the network for {r.url}"))
     page.goto(url, wait_until="load")
-    page.wait_for_function("() => !window.MathJax || (window.MathJax.startup && window.MathJax.startup.promise)")
-    page.evaluate("() => window.MathJax && window.MathJax.startup.promise")
+    if options.get("java_script_enabled", True):
+        page.wait_for_function("() => !window.MathJax || (window.MathJax.startup && window.MathJax.startup.promise)")
+        page.evaluate("() => window.MathJax && window.MathJax.startup.promise")
     return page, problems
 
 
@@ -168,14 +182,14 @@ def test_every_page_renders_in_a_browser_opened_from_disk(book, browser):
                 failures.append(f"{name}: image {source} did not load")
             if not has_alt:
                 failures.append(f"{name}: image {source} has no alt text")
-        page.close()
+        page.context.close()
     assert not failures, "\n".join(failures)
 
 
 def test_mathematics_is_typeset(book, browser):
     page, problems = open_page(browser, (book / "chapters" / "periodicity.html").as_uri())
     rendered = page.evaluate("() => document.querySelectorAll('mjx-container').length")
-    page.close()
+    page.context.close()
     assert not problems
     assert rendered > 10
 
@@ -184,7 +198,7 @@ def test_search_finds_a_chapter(book, browser):
     page, problems = open_page(browser, (book / "search.html").as_uri() + "?q=wavelength")
     page.wait_for_selector("#search-results li", timeout=15000)
     titles = page.evaluate("() => Array.from(document.querySelectorAll('#search-results li a')).map(a => a.href)")
-    page.close()
+    page.context.close()
     assert not problems
     assert any("periodicity" in title for title in titles)
 
@@ -299,17 +313,20 @@ def reader_pages(html: Path) -> list[Path]:
 
 @pytest.fixture(scope="session")
 def readings(book, browser) -> dict:
-    """Each reader page at each width: screenshot saved, hidden parts opened, measured."""
+    """Each reader page at each width: screenshot saved, explorable figures moved
+    (:func:`explore`), hidden parts opened, measured."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     found = {}
     for path in reader_pages(book):
         for width in WIDTHS:
             page, problems = open_page(browser, path.as_uri(), width)
             page.screenshot(path=str(SCREENSHOTS / f"{path.stem}-{width}.png"), full_page=True)
+            explored = explore(page, path.stem, width) if path.stem in EXPLORABLE_PAGES else None
             page.evaluate(_OPEN_EVERYTHING)
             page.wait_for_timeout(100)
-            found[(path.stem, width)] = {"problems": problems, "path": path, **page.evaluate(_MEASURE)}
-            page.close()
+            found[(path.stem, width)] = {"problems": problems, "path": path, "explorable": explored,
+                                         **page.evaluate(_MEASURE)}
+            page.context.close()
     return found
 
 
@@ -559,15 +576,137 @@ def test_no_visible_code_cell_draws():
     assert not shown, f"{len(shown)} visible code cells that draw (tag them hide-input):\n" + "\n".join(shown)
 
 
+#: What an explorable figure (``pe_lib.course.explorable``) shows besides its HTML:
+#: a figure, not a value, though a chapter shows it as a cell's last expression.
+EXPLORABLE_MIME = "application/vnd.plotly.v1+json"
+
+
 def test_no_bare_value_is_shown():
     """A cell whose last line is a bare expression shows its repr (``[1.0, 0.01]``) with
     nothing to say what it is. Values the reader should see are printed with words;
-    a value a cell only glues stays in a cell the page removes."""
+    a value a cell only glues stays in a cell the page removes. An explorable figure
+    is shown that way on purpose."""
     bare = [
         f"{chapter}: cell {number} shows {''.join(output['data'].get('text/plain', ''))[:40]!r}"
         for chapter, number, cell, tags in chapter_cells()
         if not tags & HIDDEN_OUTPUT
         for output in cell.get("outputs", [])
-        if output.get("output_type") == "execute_result"
+        if output.get("output_type") == "execute_result" and EXPLORABLE_MIME not in output["data"]
     ]
     assert not bare, f"{len(bare)} cells show a bare value:\n" + "\n".join(bare)
+
+
+# --- Explorable figures, on the chapters that carry them -----------------------
+
+#: Each page with explorable figures (``pe_lib.course.explorable``) and their ids, in
+#: page order. A figure that goes missing from its chapter, or one added without
+#: being listed here, fails the tests below.
+EXPLORABLE_PAGES = {
+    "periodicity": ["explorable-clocks"],
+    "equations": ["explorable-wavelengths"],
+    "properties": ["explorable-dot-product"],
+    "rope": ["explorable-rope"],
+}
+#: How many sliders each figure has.
+EXPLORABLE_SLIDERS = {"explorable-clocks": 1, "explorable-wavelengths": 2, "explorable-dot-product": 2,
+                      "explorable-rope": 2}
+EXPLORABLE_SCREENSHOTS = SCREENSHOTS / "explorable"
+EXPLORABLE_MARKER = '<div class="explorable"'
+PLOTLY_JS = "_static/explorable/plotly.min.js"
+
+
+# What a reader sees of each figure and its static drawing: on screen the figure,
+# with the drawing's caption under it; without scripts, or on paper, the drawing.
+_EXPLORABLE_SHOWN = """() => ({
+  figures: Array.from(document.querySelectorAll('div.explorable')).map(e => e.getClientRects().length > 0),
+  drawings: Array.from(document.querySelectorAll('figure.explorable-fallback img')).map(
+    i => i.getClientRects().length > 0 && i.complete && i.naturalWidth > 0 && i.alt.length > 20),
+  captions: Array.from(document.querySelectorAll('figure.explorable-fallback figcaption')).map(
+    c => c.offsetHeight > 0),
+})"""
+_SCROLLS_SIDEWAYS = "() => document.documentElement.scrollWidth > document.documentElement.clientWidth + 1"
+
+
+def explore(page, chapter: str, width: int) -> dict:
+    """Move every slider of the explorable figures on ``page``, a chapter open at
+    ``width``, as a reader would: with the mouse at 1280 px, with a finger at 390 px.
+
+    ``tests/explorable_driver.py`` checks each drawing against pe_lib before and
+    after each move and saves screenshots of both under ``_build/screenshots/explorable``.
+    Returns the figures found, the problems, the moves made, whether the page then
+    scrolls sideways, and what shows on screen and on paper."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    expected = EXPLORABLE_PAGES[chapter]
+    EXPLORABLE_SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    drawn = f"() => document.querySelectorAll('.explorable .js-plotly-plot').length === {len(expected)}"
+    try:
+        page.wait_for_function(drawn, timeout=30_000)
+    except PlaywrightTimeout:
+        return {"ids": figure_ids(page), "problems": ["plotly.js did not draw the figures in 30 s"],
+                "measured": {}, "wide": None, "on_screen": None, "on_paper": None}
+    ids = figure_ids(page)
+    problems, measured = move_every_slider(page, touch=width < 600, screenshots=EXPLORABLE_SCREENSHOTS,
+                                           tag=str(width))
+    wide = page.evaluate(_SCROLLS_SIDEWAYS)
+    on_screen = page.evaluate(_EXPLORABLE_SHOWN)
+    page.emulate_media(media="print")
+    on_paper = page.evaluate(_EXPLORABLE_SHOWN)
+    page.emulate_media(media="screen")
+    return {"ids": ids, "problems": problems, "measured": measured, "wide": wide,
+            "on_screen": on_screen, "on_paper": on_paper}
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("chapter", list(EXPLORABLE_PAGES))
+def test_every_slider_of_a_chapter_moves_its_figure_to_what_pe_lib_computes(readings, chapter, width):
+    """On the chapter's own page, opened from disk with the network off, every slider
+    is dragged and its drawing checked against pe_lib (:func:`explore`); the page
+    reports no error and does not scroll sideways; the static drawing gives way to
+    the figure and its caption stays; printed, the drawing comes back."""
+    reading = readings[(chapter, width)]
+    explored = reading["explorable"]
+    expected = EXPLORABLE_PAGES[chapter]
+    assert explored["ids"] == expected
+    assert not reading["problems"] + explored["problems"], "\n".join(reading["problems"] + explored["problems"])
+    assert len(explored["measured"]) == sum(EXPLORABLE_SLIDERS[name] for name in expected), explored["measured"]
+    assert not explored["wide"], f"{chapter} scrolls sideways at {width} px once its sliders have moved"
+    count = len(expected)
+    assert explored["on_screen"] == {"figures": [True] * count, "drawings": [False] * count, "captions": [True] * count}
+    assert explored["on_paper"] == {"figures": [False] * count, "drawings": [True] * count, "captions": [True] * count}
+
+
+@pytest.mark.parametrize("chapter", list(EXPLORABLE_PAGES))
+def test_without_javascript_the_static_drawing_shows(book, browser, chapter):
+    page, problems = open_page(browser, (book / "chapters" / f"{chapter}.html").as_uri(), 390,
+                               java_script_enabled=False)
+    shown = page.evaluate(_EXPLORABLE_SHOWN)
+    page.context.close()
+    # The theme preloads its scripts, and the browser refuses them with JavaScript off.
+    problems = [p for p in problems if not (p.startswith("failed to load") and ".js?" in p)]
+    assert not problems, "\n".join(problems)
+    count = len(EXPLORABLE_PAGES[chapter])
+    assert shown == {"figures": [False] * count, "drawings": [True] * count, "captions": [True] * count}
+
+
+def test_plotly_js_is_served_once_and_only_to_pages_with_figures(book):
+    """One copy of plotly.js in the build, loaded by one script tag on each page with
+    figures (before their ``Plotly.newPlot`` calls), by no other page, and never from
+    a network."""
+    script = (book / PLOTLY_JS).resolve()
+    assert script.stat().st_size > 1_000_000
+    assert [p.name for p in book.rglob("plotly*.js")] == ["plotly.min.js"]
+    carrying = {}
+    for page in pages(book):
+        html = page.read_text(encoding="utf-8")
+        assert "cdn.plot.ly" not in html, page.name
+        sources = re.findall(r'<script[^>]*\ssrc="([^"]*plotly[^"]*)"', html)
+        figures = html.count(EXPLORABLE_MARKER)
+        if not figures:
+            assert not sources, f"{page.name} loads {sources} but shows no explorable figure"
+            continue
+        carrying[page.stem] = figures
+        assert len(sources) == 1 and html.count("Plotly.newPlot(") == figures, page.name
+        assert (page.parent / unquote(urlparse(sources[0]).path)).resolve() == script, sources
+        assert html.index(sources[0]) < html.index("Plotly.newPlot("), page.name
+    assert carrying == {chapter: len(ids) for chapter, ids in EXPLORABLE_PAGES.items()}

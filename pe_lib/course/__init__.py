@@ -20,5 +20,6 @@ package; the modules here exist for the chapters and assignments.
   on Python's own reference text, per method, tested longer than trained.
 - :mod:`pe_lib.course.mistakes`: common mistakes, made executable.
 - :mod:`pe_lib.course.plotting`: the course's figure style.
+- :mod:`pe_lib.course.explorable`: figures with sliders, drawn in the reader's browser.
 - :mod:`pe_lib.course.formatting`: one precision rule per kind of number in the prose.
 """
