@@ -208,6 +208,6 @@ def grade_folder(folder: Path, *, out: Path | None = Path("scores.csv"), assignm
         log(f"{len(rows)} submissions of {names} graded; scores written to {out}")
     unnamed = sum(NO_ASSIGNMENT in row["reason"] for row in rows)
     if unnamed:
-        log(f"notebooks whose metadata names no assignment: {unnamed}, not graded "
-            "(pass --assignment NAME to grade them)")
+        log(f"not graded, their metadata naming no assignment: {unnamed}")
+        log("  (pass --assignment NAME to grade them)")
     return rows
