@@ -158,11 +158,32 @@ def open_page(browser, url: str, width: int = 1280, **options):
     page.on("requestfailed", lambda r: problems.append(f"failed to load {r.url}: {r.failure}"))
     page.on("request", lambda r: None if r.url.startswith(("file:", "data:"))
             else problems.append(f"asked the network for {r.url}"))
-    page.goto(url, wait_until="load")
+    page.goto(_past_redirect(url), wait_until="load")
     if options.get("java_script_enabled", True):
-        page.wait_for_function("() => !window.MathJax || (window.MathJax.startup && window.MathJax.startup.promise)")
-        page.evaluate("() => window.MathJax && window.MathJax.startup.promise")
+        page.wait_for_function(_MATHJAX_STARTED)
+        page.evaluate("() => window.MathJax && window.MathJax.startup && window.MathJax.startup.promise")
     return page, problems
+
+
+# A page that loads MathJax is ready once its startup promise exists; one that
+# does not load it is ready at once.
+_MATHJAX_STARTED = """() => !document.querySelector('script[src*="mathjax"]')
+  || (window.MathJax && window.MathJax.startup && window.MathJax.startup.promise)"""
+_REFRESH = re.compile(r'<meta http-equiv="Refresh" content="0; url=([^"]+)"', re.IGNORECASE)
+
+
+def _past_redirect(url: str) -> str:
+    """The page a redirect file (``index.html``) leads to, so the browser does not
+    navigate again while it is being inspected; any other URL unchanged."""
+    if not url.startswith("file://"):
+        return url
+    path = Path(unquote(urlparse(url).path))
+    found = _REFRESH.search(path.read_text(encoding="utf-8")[:500]) if path.is_file() else None
+    if not found:
+        return url
+    target = path.parent / found.group(1)
+    assert target.is_file(), f"{path.name} redirects to {found.group(1)}, which is not in the book"
+    return target.as_uri()
 
 
 def test_every_page_renders_in_a_browser_opened_from_disk(book, browser):
