@@ -154,9 +154,9 @@ def test_the_markers_label_stays_clear_of_the_axis_ends():
     figure = dot_product_by_offset(range(101), (4, 8), offset=0)
     steps = figure.layout["sliders"][0]["steps"]
     sides = {k: step["args"][0]["textposition"] for k, step in zip(range(101), steps)}
-    assert sides[0] == sides[19] == ["top right"] * 2
-    assert sides[50] == ["top center"] * 2
-    assert sides[81] == sides[100] == ["top left"] * 2
+    assert sides[0] == sides[19] == "top right"
+    assert sides[50] == "top center"
+    assert sides[81] == sides[100] == "top left"
     assert figure.data[2]["textposition"] == figure.data[3]["textposition"] == "top right"
 
 

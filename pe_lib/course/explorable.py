@@ -489,7 +489,7 @@ def dot_product_by_offset(offsets=range(101), depths=(4, 8, 16, 32, 64, 128, 512
         values = [_rounded([curve[k_index]])[0] for curve in curves]
         return {"x": [[offsets[k_index]]] * len(depths), "y": [[v] for v in values],
                 "text": [[f"{v:.4f}".replace("-", "−")] for v in values],
-                "textposition": [label_side(offsets[k_index])] * len(depths)}
+                "textposition": label_side(offsets[k_index])}  # one value: every depth's marker
 
     first = marker(active_offset)
     count = len(depths)
@@ -500,7 +500,7 @@ def dot_product_by_offset(offsets=range(101), depths=(4, 8, 16, 32, 64, 128, 512
     ] + [
         {"type": "scatter", "mode": "markers+text", "x": first["x"][j], "y": first["y"][j],
          "text": first["text"][j], "visible": j == active_depth, "showlegend": False,
-         "textposition": first["textposition"][j], "textfont": {"size": 14, "color": COLOURS[4]},
+         "textposition": first["textposition"], "textfont": {"size": 14, "color": COLOURS[4]},
          "marker": {"color": COLOURS[4], "size": 12, "line": {"color": "white", "width": 1.5}}}
         for j in range(count)
     ]
