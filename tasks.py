@@ -12,6 +12,10 @@
     python3 tasks.py lab         open JupyterLab on the chapters, in the course's environment
                                  [extra options go to jupyter lab, e.g. --no-browser --port 8890]
     python3 tasks.py bench       print the benchmark figures (speed, accuracy, run times)
+    python3 tasks.py experiment real-text
+                                 the real-text language models at a larger scale, into
+                                 chapters/data/real_text_large.csv [--config small|large]
+                                 [--seeds 0 1 2] [--methods ...] [--backend jax|tensorflow]
     python3 tasks.py assignments build every student notebook, autograder bundle and
                                  reference answer into assignments/_build
     python3 tasks.py grade DIR   grade a folder of submitted notebooks, each in a
@@ -245,6 +249,28 @@ def bench(*extra: str) -> None:
         run(PYTHON, script, *extra)
 
 
+#: The experiments ``experiment`` runs, by name: the module that runs each.
+EXPERIMENTS = {"real-text": "pe_lib.course.real_text_experiment"}
+
+
+def experiment(*extra: str) -> None:
+    """A larger run of a chapter's experiment: ``experiment real-text [--config small] ...``.
+
+    Keras's backend is left to the experiment (JAX on a GPU, TensorFlow on
+    the CPU), so the kernel settings that hide GPUs are not applied; the
+    others are, so that the CPU computes what a chapter's kernel computes.
+    """
+    if not extra or extra[0] not in EXPERIMENTS:
+        raise SystemExit(f"usage: python3 tasks.py experiment {{{','.join(EXPERIMENTS)}}} [options]; "
+                         f"'python3 tasks.py experiment real-text --help' lists the options")
+    env = {**os.environ, **{key: KERNEL_ENV[key] for key in ("PYTHONHASHSEED", "TF_CPP_MIN_LOG_LEVEL",
+                                                             "TF_ENABLE_ONEDNN_OPTS")},
+           "PE_COURSE_COMMAND": "python3 tasks.py experiment " + " ".join(extra)}
+    command = [str(PYTHON), "-m", EXPERIMENTS[extra[0]], *extra[1:]]
+    print("+", " ".join(command), flush=True)
+    subprocess.run(command, cwd=ROOT, check=True, env=env)
+
+
 def assignments(*extra: str) -> None:
     """Build the assignments from their masters; ``--no-run-tests`` skips checking the solutions."""
     ensure_bubblewrap()
@@ -282,6 +308,7 @@ COMMANDS = {
     "notebooks": notebooks,
     "lab": lab,
     "bench": bench,
+    "experiment": experiment,
     "assignments": assignments,
     "grade": grade,
 }

@@ -7,7 +7,8 @@ most 4 s per NumPy submission with 2 jobs, at most 20 s per Keras submission.
 
 Run it with ``python3 tasks.py bench grading``; ``--numpy N`` and ``--keras N``
 set the number of copies. It reuses ``assignments/_build`` when it is there
-(``python3 tasks.py assignments``) and builds into a temporary folder otherwise.
+(``python3 tasks.py assignments``) and is current, and builds into a temporary
+folder otherwise.
 """
 
 from __future__ import annotations
@@ -25,17 +26,21 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from classroom import sandbox  # noqa: E402
-from classroom.build import build_assignment  # noqa: E402
+from classroom.build import build_assignment, load_references  # noqa: E402
 from classroom.grade import grade_folder  # noqa: E402
-from classroom.masters import ASSIGNMENTS, BUILD  # noqa: E402
+from classroom.masters import ASSIGNMENTS, BUILD, ClassroomError  # noqa: E402
 
 TARGETS = {"encoding_matrix": 4.0, "keras_positions": 20.0}
 
 
 def built(name: str, scratch: Path) -> Path:
-    """A build folder holding ``name``: the course's own if it is there, else a fresh one."""
+    """A build folder holding ``name``: the course's own if it is there and current, else a fresh one."""
     if (BUILD / name / "references.json").is_file() and (BUILD / name / "autograder" / f"{name}.ipynb").is_file():
-        return BUILD
+        try:
+            load_references(BUILD, name)
+            return BUILD
+        except ClassroomError:  # older than the assignment's checks.py
+            pass
     build_assignment(ASSIGNMENTS / name / f"{name}.ipynb", scratch / "build", run_tests=False)
     return scratch / "build"
 

@@ -31,7 +31,7 @@ CHAPTER_TARGET_S = 15.0
 SUITE_TARGET_S = 480.0
 #: The chapters that train Keras models, and so have the larger budget.
 TRAINING_CHAPTERS = {"attention_scores", "beyond_sinusoids", "encoder_decoder",
-                     "keras_front_end", "learned_vs_fixed", "rope"}
+                     "learned_vs_fixed", "rope"}
 #: Chapters with a budget of their own.
 OWN_TARGETS_S = {"real_text": 60.0}
 

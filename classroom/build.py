@@ -24,20 +24,21 @@ import tempfile
 from pathlib import Path
 
 import nbformat
+import numpy as np
 
 from classroom import execute, sandbox
-from classroom.answers import Raised, decode
+from classroom.answers import Raised, Unreadable, decode
 from classroom.masters import ASSIGNMENTS, BUILD, ClassroomError, load_spec, master_paths
 from classroom.submissions import code_cells
 
 
 @dataclasses.dataclass(frozen=True)
 class Built:
-    """The files ``build_assignment`` made for one assignment."""
+    """The files ``build_assignment`` made for one assignment (:func:`build_to_grade`: no bundle)."""
 
     name: str
     student: Path
-    autograder: Path
+    autograder: Path | None
     solutions: Path
     references: Path
 
@@ -54,30 +55,100 @@ def student_notebook_text(path: Path) -> str:
     return nbformat.writes(notebook) + "\n"
 
 
-def compute_references(name: str, solutions: Path, *, confined: bool | None = None) -> dict:
+def master_solutions(master: Path) -> nbformat.NotebookNode:
+    """The master's code cells without its tests: the solutions, made without otter.
+
+    Otter's autograder notebook runs the same code (the master's cells, tests
+    left out); this is quicker to make when only the references are wanted.
+    """
+    cells, testing = [], False
+    for cell in nbformat.read(Path(master), as_version=4).cells:
+        head = cell.source.strip().upper()
+        if cell.cell_type == "raw" and head.startswith(("# BEGIN TESTS", "# END TESTS")):
+            testing = head.startswith("# BEGIN TESTS")
+        elif cell.cell_type == "code" and not testing:
+            cells.append(nbformat.v4.new_code_cell(cell.source))
+    notebook = nbformat.v4.new_notebook(cells=cells)
+    notebook.metadata["otter"] = {"assignment_name": Path(master).stem}
+    return notebook
+
+
+def write_references(name: str, build: Path = BUILD, *, confined: bool | None = None) -> Path:
+    """Compute ``name``'s references from its master and write ``build/<name>/references.json``.
+
+    What ``python3 tasks.py assignments`` writes, without running ``otter assign``.
+    """
+    load_spec(name)  # an unknown name stops here
+    notebook = master_solutions(ASSIGNMENTS / name / f"{name}.ipynb")
+    path = Path(build) / name / "references.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(compute_references(name, notebook, confined=confined)))
+    return path
+
+
+def build_to_grade(name: str, build: Path = BUILD, *, confined: bool | None = None) -> Built:
+    """What grading needs of ``name``, from its master, without ``otter assign``.
+
+    Writes the references and the solutions (:func:`master_solutions`) into
+    ``build/<name>/``; the student notebook is the committed copy in
+    ``assignments/<name>/student/``, which a test keeps equal to otter's.
+    There is no autograder bundle.
+    """
+    references = write_references(name, build, confined=confined)
+    solutions = references.parent / "autograder" / f"{name}.ipynb"
+    solutions.parent.mkdir(exist_ok=True)
+    nbformat.write(master_solutions(ASSIGNMENTS / name / f"{name}.ipynb"), solutions)
+    return Built(name=name, student=ASSIGNMENTS / name / "student" / f"{name}.ipynb", autograder=None,
+                 solutions=solutions, references=references)
+
+
+def compute_references(name: str, solutions: Path | nbformat.NotebookNode, *,
+                       confined: bool | None = None) -> dict:
     """The solutions' answers to every probe of ``name``'s spec, as the runner encodes them."""
     spec = load_spec(name)
     if confined is None:
         confined = not sandbox.check()
-    notebook = nbformat.read(Path(solutions), as_version=4)
+    notebook = solutions if isinstance(solutions, dict) else nbformat.read(Path(solutions), as_version=4)
     outcome = execute.run(code_cells(notebook), spec.probes, library=spec.library,
                           timeout=10 * spec.seconds, cell_seconds=spec.seconds, confined=confined,
-                          memory_bytes=int(spec.memory_gib * (1 << 30)))
+                          memory_bytes=int(spec.memory_gib * (1 << 30)),
+                          address_bytes=int(spec.address_gib * (1 << 30)))
     if outcome.problem or outcome.cell_errors:
         raise ClassroomError(f"the solutions of {name} do not run: {outcome.problem or outcome.cell_errors}")
-    failed = {key: value for key, value in outcome.answers.items() if isinstance(value, Raised)}
-    if failed:
-        raise ClassroomError(f"the solutions of {name} fail probes: {failed}")
+    failed = {key: value for key, value in outcome.answers.items()
+              if isinstance(value, (Raised, Unreadable)) or _has_nan(value)}
+    if failed or set(outcome.answers) != set(spec.probes):
+        lost = sorted(set(spec.probes) - set(outcome.answers))
+        raise ClassroomError(f"the solutions of {name} fail probes (a reference may not be NaN): "
+                             f"{failed or lost}")
     return outcome.raw
 
 
+def _has_nan(value) -> bool:
+    """True if ``value`` holds a NaN anywhere: a reference must equal something."""
+    if isinstance(value, (list, tuple)):
+        return any(_has_nan(item) for item in value)
+    if isinstance(value, dict):
+        return any(_has_nan(item) for item in value.values())
+    if isinstance(value, float):
+        return value != value
+    if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+        return bool(np.isnan(value).any())
+    return False
+
+
 def load_references(build: Path, name: str) -> dict:
-    """The reference answers of a built assignment, decoded."""
+    """The reference answers of a built assignment, decoded; every probe of its spec must have one."""
     path = Path(build) / name / "references.json"
     if not path.is_file():
         raise ClassroomError(f"no reference answers for {name!r} at {path}: "
                              "run `python3 tasks.py assignments` first")
-    return {key: decode(value) for key, value in json.loads(path.read_text()).items()}
+    references = {key: decode(value) for key, value in json.loads(path.read_text()).items()}
+    missing = sorted(set(load_spec(name).probes) - set(references))
+    if missing:
+        raise ClassroomError(f"the reference answers at {path} are older than {name}'s checks.py "
+                             f"(no answer to {', '.join(missing[:3])}): run `python3 tasks.py assignments`")
+    return references
 
 
 def build_assignment(master: Path, build: Path = BUILD, *, run_tests: bool = True,

@@ -30,7 +30,8 @@ def parser() -> argparse.ArgumentParser:
                        help=f"seconds per submission (default: {DEFAULT_TIMEOUT:g})")
     grade.add_argument("--cell-timeout", type=float, default=None,
                        help="seconds one cell may run (default: the assignment's)")
-    grade.add_argument("--assignment", help="assignment name (default: read from the notebooks)")
+    grade.add_argument("--assignment", help="assignment of the notebooks whose metadata names none "
+                                            "(a notebook whose metadata names one is graded as that one)")
     grade.add_argument("--jobs", type=int, default=1, help="submissions graded at once (default: 1)")
     grade.add_argument("--build", type=Path, default=BUILD, help="build folder (default: assignments/_build)")
     grade.add_argument(UNSAFE_FLAG, dest="unsafe", action="store_true",

@@ -5,8 +5,10 @@ An assignment is a folder ``assignments/<name>/`` with the master notebook
 metadata) and ``checks.py``, the grading spec: what to ask the student's
 code (``PROBES``), how to judge the answers (``QUESTIONS``), whether the
 sandbox may see the library (``LIBRARY``) and which of its modules the
-student must not use (``FORBIDDEN``), and the limits of one cell (``SECONDS``)
-and of the sandbox's memory (``MEMORY_GIB``). The spec is read by the grader only.
+student must not use (``FORBIDDEN``), and the limits of one cell (``SECONDS``),
+of the sandbox's memory, its processes and files together (``MEMORY_GIB``), and
+of one process's address space (``ADDRESS_GIB``, by default the same). The
+spec is read by the grader only.
 
 >>> sorted(path.stem for path in master_paths())[:2]
 ['attention_biases', 'encoding_matrix']
@@ -106,6 +108,7 @@ class Spec:
     forbidden: tuple[str, ...]
     seconds: float
     memory_gib: float
+    address_gib: float
 
 
 def load_spec(name: str, root: Path = ASSIGNMENTS) -> Spec:
@@ -126,4 +129,5 @@ def load_spec(name: str, root: Path = ASSIGNMENTS) -> Spec:
                 library=bool(getattr(module, "LIBRARY", True)),
                 forbidden=tuple(getattr(module, "FORBIDDEN", ())),
                 seconds=float(getattr(module, "SECONDS", 60.0)),
-                memory_gib=float(getattr(module, "MEMORY_GIB", 4.0)))
+                memory_gib=float(getattr(module, "MEMORY_GIB", 4.0)),
+                address_gib=float(getattr(module, "ADDRESS_GIB", getattr(module, "MEMORY_GIB", 4.0))))

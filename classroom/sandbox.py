@@ -1,22 +1,29 @@
-"""The bubblewrap command line that confines one submission.
+"""The bubblewrap command line that confines one submission, and its fixed limits.
 
 The sandbox sees, read-only, the system's ``/usr``, the Python installation,
-the course's virtual environment and (when the assignment allows it) the
-``pe_lib`` package folder alone, bound at ``/opt/course/pe_lib``. It writes
-only to its scratch folder (bound at ``/scratch``) and a private ``/tmp``,
-has no network, no capabilities, its own process and user namespaces, dies
-with the grader, and runs under a memory cap (``RLIMIT_AS``) and, from the
-grader's side, a time limit that kills the whole process tree.
+the course's virtual environment, the runner (``/opt/grader/runner.py``) and
+(when the assignment allows it) the ``pe_lib`` package folder alone, bound at
+``/opt/course/pe_lib``. Everything else is a fresh, read-only root. It can
+write only to three memory-backed folders of fixed size, :data:`FOLDERS`
+(``/scratch``, its working folder, ``/tmp`` and ``/dev/shm``); it has no
+network, no capabilities, its own process, user, IPC and mount namespaces,
+cannot create further user namespaces, and dies with the grader. A seccomp
+filter (:mod:`classroom.seccomp`) refuses the calls that hold memory outside
+those folders. The limits of one process are set by :func:`limits` and by the
+runner; :mod:`classroom.execute` watches the whole.
 
->>> command = bwrap_command(Path("/tmp/s"), ["python3", "-c", "pass"])
->>> command[0].endswith("bwrap"), "--unshare-all" in command
-(True, True)
+>>> command = bwrap_command(["python3", "-c", "pass"])
+>>> command[0].endswith("bwrap"), "--unshare-all" in command, "--disable-userns" in command
+(True, True, True)
+>>> command[command.index("/scratch") - 3 : command.index("/scratch") + 1]
+['--size', '134217728', '--tmpfs', '/scratch']
 """
 
 from __future__ import annotations
 
 import functools
 import os
+import re
 import resource
 import shutil
 import subprocess
@@ -27,10 +34,26 @@ from pathlib import Path
 SCRATCH = "/scratch"
 #: Where the library's package folder appears inside the sandbox.
 COURSE = "/opt/course"
+#: Where the runner appears inside the sandbox.
+RUNNER_INSIDE = "/opt/grader/runner.py"
 #: The library's package folder on this machine.
 LIBRARY = Path(__file__).resolve().parents[1] / "pe_lib"
+#: The runner on this machine.
+RUNNER = Path(__file__).resolve().with_name("runner.py")
 #: The course's Python, with links resolved (the sandbox binds the real folders).
 PYTHON = os.path.realpath(sys.executable)
+#: The writable folders, each a memory-backed file system of this many bytes.
+FOLDERS = {SCRATCH: 128 << 20, "/tmp": 128 << 20, "/dev/shm": 32 << 20}
+#: Largest single file (also the cap on what one process writes into one file).
+FILE_BYTES = 128 << 20
+#: Most files and folders in the writable folders together (each costs kernel memory).
+FILE_COUNT = 20_000
+#: Most processes and threads in one sandbox (set by the runner, inside its namespace).
+TASKS = 256
+#: Most open files of one process (set by the runner).
+OPEN_FILES = 512
+#: The oldest bubblewrap with ``--size`` and ``--disable-userns``.
+BWRAP_NEEDED = (0, 8, 0)
 #: The environment inside the sandbox: nothing else of the teacher's.
 ENVIRONMENT = {
     "HOME": SCRATCH,
@@ -45,6 +68,8 @@ ENVIRONMENT = {
     "CUDA_VISIBLE_DEVICES": "",
     "MPLBACKEND": "Agg",
     "OMP_NUM_THREADS": "1",
+    "TF_NUM_INTEROP_THREADS": "2",
+    "TF_NUM_INTRAOP_THREADS": "2",
 }
 #: System files some libraries read; bound read-only where they exist.
 ETC_FILES = ("/etc/ld.so.cache", "/etc/localtime", "/etc/nsswitch.conf")
@@ -59,21 +84,31 @@ def bwrap_path() -> str | None:
     return shutil.which("bwrap")
 
 
+def folder_bytes() -> int:
+    """What the writable folders can hold together, in bytes."""
+    return sum(FOLDERS.values())
+
+
 def _python_roots() -> list[Path]:
     """The folders Python needs: its installation and the virtual environment."""
     roots = {Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve()}
     return sorted(roots)
 
 
-def bwrap_command(scratch: Path, argv: list[str], *, library: bool = True) -> list[str]:
-    """The full command that runs ``argv`` confined, with ``scratch`` as /scratch."""
-    command = [bwrap_path() or "bwrap", "--unshare-all", "--unshare-user",
+def bwrap_command(argv: list[str], *, library: bool = True, seccomp_fd: int | None = None,
+                  info_fd: int | None = None) -> list[str]:
+    """The full command that runs ``argv`` confined, in ``/scratch``.
+
+    ``seccomp_fd`` is a descriptor to read the seccomp program from;
+    ``info_fd`` one on which bubblewrap reports the sandbox's first process.
+    """
+    command = [bwrap_path() or "bwrap", "--unshare-all", "--unshare-user", "--disable-userns",
                "--uid", "65534", "--gid", "65534", "--cap-drop", "ALL",
                "--die-with-parent", "--new-session", "--clearenv",
                "--ro-bind", "/usr", "/usr",
                # First the private /tmp, so that Python or the course's environment
                # living under /tmp (a fresh clone there, say) is bound on top of it.
-               "--tmpfs", "/tmp"]
+               "--size", str(FOLDERS["/tmp"]), "--tmpfs", "/tmp"]
     for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
         top = Path("/") / name
         if top.is_symlink():
@@ -89,23 +124,46 @@ def bwrap_command(scratch: Path, argv: list[str], *, library: bool = True) -> li
     if library:
         command += ["--ro-bind", str(LIBRARY), f"{COURSE}/pe_lib"]
         pythonpath.append(COURSE)
-    command += ["--proc", "/proc", "--dev", "/dev",
-                "--bind", str(scratch), SCRATCH, "--chdir", SCRATCH]
+    command += ["--ro-bind", str(RUNNER), RUNNER_INSIDE,
+                "--proc", "/proc", "--dev", "/dev",
+                "--size", str(FOLDERS["/dev/shm"]), "--tmpfs", "/dev/shm",
+                "--size", str(FOLDERS[SCRATCH]), "--tmpfs", SCRATCH,
+                # Nothing else is writable: not /dev, not the sandbox's own root.
+                "--remount-ro", "/dev", "--remount-ro", "/", "--chdir", SCRATCH]
+    if seccomp_fd is not None:
+        command += ["--seccomp", str(seccomp_fd)]
+    if info_fd is not None:
+        command += ["--info-fd", str(info_fd)]
     environment = dict(ENVIRONMENT, PYTHONPATH=":".join(pythonpath))
     for key, value in environment.items():
         command += ["--setenv", key, value]
     return command + ["--", *argv]
 
 
-def limits(memory_bytes: int | None):
-    """A ``preexec_fn`` that caps the address space (and processes, where it can)."""
+def limits(address_bytes: int | None):
+    """A ``preexec_fn`` that caps one process's address space, file size and core dumps.
+
+    The process count is capped by the runner inside the sandbox, where the
+    count is the sandbox's own (set here, it would count every process of
+    the teacher's account, and refuse bubblewrap itself on a busy desktop).
+    """
     def apply():
-        if memory_bytes:
-            resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
-        resource.setrlimit(resource.RLIMIT_NPROC, (256, 256))  # root is exempt
-        resource.setrlimit(resource.RLIMIT_FSIZE, (256 << 20, 256 << 20))
+        if address_bytes:
+            resource.setrlimit(resource.RLIMIT_AS, (address_bytes, address_bytes))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_BYTES, FILE_BYTES))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     return apply
+
+
+def bwrap_version() -> tuple[int, ...] | None:
+    """bubblewrap's version, e.g. ``(0, 8, 0)``, or ``None`` when it cannot be read."""
+    try:
+        text = subprocess.run([bwrap_path() or "bwrap", "--version"], capture_output=True,
+                              text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    found = re.search(r"(\d+)\.(\d+)\.(\d+)", text)
+    return tuple(int(part) for part in found.groups()) if found else None
 
 
 @functools.lru_cache(maxsize=1)
@@ -115,15 +173,25 @@ def check() -> str:
         return ("bubblewrap (bwrap) is not installed: install it (Debian/Ubuntu: "
                 "`sudo apt-get install bubblewrap`; `python3 tasks.py grade` does it "
                 "when run as root)")
-    scratch = Path(os.environ.get("TMPDIR", "/tmp"))
-    try:
-        done = subprocess.run(bwrap_command(scratch, [PYTHON, "-c", "pass"], library=False),
-                              capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired) as error:
-        return f"bubblewrap could not start: {error}"
-    if done.returncode:
-        message = (done.stderr.strip().splitlines() or ["no message"])[-1]
-        return ("bubblewrap cannot create its namespaces on this machine "
-                f"({message}); enable unprivileged user namespaces "
-                "(sysctl kernel.unprivileged_userns_clone=1) or grade as root")
-    return ""
+    version = bwrap_version()
+    if version is None or version < BWRAP_NEEDED:
+        found = ".".join(map(str, version)) if version else "of unknown version"
+        return (f"bubblewrap {found} cannot cap the size of the sandbox's folders; "
+                f"version {'.'.join(map(str, BWRAP_NEEDED))} or later is needed "
+                "(Debian 12, Ubuntu 24.04 and later ship one)")
+    message = ""
+    for _ in range(2):  # a second try, in case the machine was too busy the first time
+        try:
+            done = subprocess.run(bwrap_command([PYTHON, "-c", "pass"], library=False),
+                                  capture_output=True, text=True, timeout=60)
+        except (OSError, subprocess.TimeoutExpired) as error:
+            message = f"bubblewrap could not start: {error}"
+            continue
+        if not done.returncode:
+            return ""
+        last = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        message = ("bubblewrap cannot create its namespaces on this machine "
+                   f"({last}); enable unprivileged user namespaces "
+                   "(sysctl kernel.unprivileged_userns_clone=1, or on Ubuntu 24.04 "
+                   "kernel.apparmor_restrict_unprivileged_userns=0) or grade as root")
+    return message

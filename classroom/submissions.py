@@ -8,12 +8,16 @@
 from __future__ import annotations
 
 import ast
+import collections
 import dataclasses
+import os
 import re
 from pathlib import Path
 
 import nbformat
 
+from classroom import files
+from classroom.answers import clean, items
 from classroom.masters import ClassroomError
 
 #: Lines that only drive otter in the student notebook; the grader skips them.
@@ -21,64 +25,159 @@ _OTTER_LINE = re.compile(r"^\s*(#.*|import otter\s*|grader\s*=\s*otter\.Notebook
                          r"grader\.(check|check_all|export)\(.*\)\s*|)$")
 
 
+#: Largest notebook read, in bytes.
+NOTEBOOK_LIMIT = 32 << 20
+#: Most lists, dictionaries and items in a notebook (counted before parsing).
+NOTEBOOK_ITEMS = 1_000_000
+#: Seconds reading one file may take.
+READ_SECONDS = 30.0
+#: Most entries in a submissions folder, and in one student's folder.
+FOLDER_LIMIT, STUDENT_FOLDER_LIMIT = 5_000, 2_000
+
+
 @dataclasses.dataclass(frozen=True)
 class Submission:
     """One student's entry in a submissions folder.
 
     Attributes:
-        student: the file name without ``.ipynb``, or the folder name.
+        student: the file name without ``.ipynb``, or the folder name; the
+            entry's whole name when two entries would share one.
         path: the notebook to grade, or ``None`` if the entry holds no single notebook.
         problem: why it cannot be graded, if ``path`` is ``None``.
+        note: what the CSV should say about the entry itself (a clash of names).
     """
 
     student: str
     path: Path | None
     problem: str = ""
+    note: str = ""
+
+
+def _notebooks_in(folder: Path) -> tuple[list[Path], list[str], bool]:
+    """Regular ``.ipynb`` files under ``folder``, other things named so, and whether it was too large.
+
+    Hidden names and ``.ipynb_checkpoints`` are skipped; links are never followed.
+    """
+    notebooks, others, seen = [], [], 0
+    pending = [(folder, 0)]
+    while pending:
+        current, depth = pending.pop()
+        try:
+            entries = sorted(os.scandir(current), key=lambda entry: entry.name)
+        except OSError:
+            continue
+        for entry in entries:
+            seen += 1
+            if seen > STUDENT_FOLDER_LIMIT:
+                return notebooks, others, True
+            if entry.name.startswith(".") or entry.name == "__pycache__":
+                continue
+            relative = Path(entry.path).relative_to(folder.parent)
+            if entry.is_dir(follow_symlinks=False):
+                if depth < 6:
+                    pending.append((Path(entry.path), depth + 1))
+            elif entry.name.endswith(".ipynb"):
+                if entry.is_file(follow_symlinks=False):
+                    notebooks.append(Path(entry.path))
+                else:
+                    mode = entry.stat(follow_symlinks=False).st_mode
+                    others.append(f"{clean(relative, 60)} is {files.kind(mode)}, not a regular file")
+    return sorted(notebooks), others, False
+
+
+def _entry(entry: os.DirEntry) -> Submission:
+    name = clean(entry.name, 120)
+    student = clean(entry.name[: -len(".ipynb")] if entry.name.endswith(".ipynb") else entry.name, 120)
+    if entry.is_symlink():
+        return Submission(student, None, f"not graded: {name} is a symbolic link; hand in the notebook itself")
+    if entry.is_dir(follow_symlinks=False):
+        notebooks, others, too_many = _notebooks_in(Path(entry.path))
+        student = name
+        if too_many:
+            return Submission(student, None, f"not graded: the folder holds more than {STUDENT_FOLDER_LIMIT} files")
+        if len(notebooks) == 1 and not others:
+            return Submission(student, notebooks[0])
+        if not notebooks and others:
+            return Submission(student, None, f"not graded: {others[0]}")
+        extra = f" ({others[0]})" if others else ""
+        return Submission(student, None, f"not a notebook: the folder holds {len(notebooks) + len(others)} "
+                                         f"notebooks, not one{extra}")
+    if entry.is_file(follow_symlinks=False):
+        return Submission(student if entry.name.endswith(".ipynb") else name, Path(entry.path))
+    mode = entry.stat(follow_symlinks=False).st_mode
+    return Submission(student, None, f"not graded: {name} is {files.kind(mode)}, not a regular file")
 
 
 def find_submissions(folder: Path) -> list[Submission]:
-    """One :class:`Submission` per file or folder in ``folder`` (hidden names are skipped)."""
+    """One :class:`Submission` per file or folder in ``folder`` (hidden names are skipped).
+
+    Every entry gets one, whatever it is: a link, a FIFO or a device is one
+    with the reason it cannot be graded. Entries whose names would give the
+    same student (``dup/`` and ``dup.ipynb``) keep their whole names, and a note.
+    """
     folder = Path(folder)
     if not folder.is_dir():
         raise ClassroomError(f"the submissions folder {str(folder)!r} does not exist or is not a folder")
-    found = []
-    for entry in sorted(folder.iterdir()):
-        if entry.name.startswith(".") or entry.is_symlink():
-            continue
-        if entry.is_dir():
-            notebooks = sorted(
-                path for path in entry.rglob("*.ipynb")
-                if ".ipynb_checkpoints" not in path.parts and not path.name.startswith(".")
-                and not path.is_symlink()
-            )
-            if len(notebooks) == 1:
-                found.append(Submission(entry.name, notebooks[0]))
-            else:
-                found.append(Submission(entry.name, None,
-                                        f"not a notebook: the folder holds {len(notebooks)} notebooks, not one"))
-        elif entry.is_file():
-            found.append(Submission(entry.stem if entry.suffix == ".ipynb" else entry.name, entry))
+    entries = []
+    with os.scandir(folder) as listing:
+        for entry in listing:
+            if not entry.name.startswith("."):
+                entries.append(entry)
+            if len(entries) > FOLDER_LIMIT:
+                raise ClassroomError(f"the submissions folder holds more than {FOLDER_LIMIT} entries")
+    entries.sort(key=lambda entry: entry.name)
+    found = [_entry(entry) for entry in entries]
+    students = [submission.student for submission in found]
+    whole = [clean(entry.name, 120) + ("/" if entry.is_dir(follow_symlinks=False) else "") for entry in entries]
+    names = collections.Counter(students)
+    for index, submission in enumerate(found):
+        if names[students[index]] > 1:
+            twins = [name for name, student in zip(whole, students) if student == students[index]]
+            note = (f"{len(twins)} entries are named {students[index]!r} ({', '.join(twins)}): "
+                    "each has its own row")
+            found[index] = dataclasses.replace(submission, student=whole[index], note=note)
+    taken = collections.Counter()
+    for index, submission in enumerate(found):  # names that still clash once cleaned
+        taken[submission.student] += 1
+        if taken[submission.student] > 1:
+            found[index] = dataclasses.replace(
+                submission, student=f"{submission.student} ({taken[submission.student]})",
+                note=submission.note or "its name, made printable, is another entry's: numbered")
     return found
 
 
 def read_submission(path: Path) -> tuple[nbformat.NotebookNode | None, str]:
-    """The notebook at ``path``, or ``None`` and the reason it is not a readable notebook."""
+    """The notebook at ``path``, or ``None`` and the reason it is not a readable notebook.
+
+    The file is read only if it is a regular file, of at most
+    :data:`NOTEBOOK_LIMIT` bytes, within :data:`READ_SECONDS`, and parsed only
+    if it holds at most :data:`NOTEBOOK_ITEMS` items.
+    """
     path = Path(path)
     if path.suffix != ".ipynb":
-        return None, f"not a notebook: {path.name[:60]} is not an .ipynb file"
+        return None, f"not a notebook: {clean(path.name, 60)} is not an .ipynb file"
     try:
-        notebook = nbformat.read(path, as_version=4)
+        raw = files.read(path, limit=NOTEBOOK_LIMIT, seconds=READ_SECONDS)
+    except files.NotReadable as error:
+        return None, f"not graded: {clean(path.name, 60)} {error}"
+    if items(raw) > NOTEBOOK_ITEMS:
+        return None, (f"not graded: {clean(path.name, 60)} holds more than {NOTEBOOK_ITEMS} items; "
+                      "clear its outputs and hand it in again")
+    try:
+        notebook = nbformat.reads(raw.decode("utf-8"), as_version=4)
+        del raw
         nbformat.validate(notebook)
     except Exception as error:  # a broken file is a reason to report, never a crash
         message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        return None, f"not a notebook: {message[:80]}"
+        return None, f"not a notebook: {clean(message, 80)}"
     return notebook, ""
 
 
 def assignment_name(notebook: nbformat.NotebookNode) -> str | None:
     """The assignment a student notebook belongs to, as ``otter assign`` recorded it."""
     otter = notebook.metadata.get("otter", {})
-    return otter.get("assignment_name") if isinstance(otter, dict) else None
+    name = otter.get("assignment_name") if isinstance(otter, dict) else None
+    return clean(name, 60) if isinstance(name, str) and name else None
 
 
 def _python(source: str) -> str:

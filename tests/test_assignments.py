@@ -8,9 +8,10 @@ answers), so that its one sandboxed run is the build.
 
 from __future__ import annotations
 
-import os
 import copy
 import csv
+import json
+import os
 import re
 from pathlib import Path
 
@@ -18,7 +19,7 @@ import nbformat
 import pytest
 
 from classroom import compare, sandbox
-from classroom.build import load_references, question_points
+from classroom.build import load_references, question_points, write_references
 from classroom.cli import main
 from classroom.grade import grade_folder
 from classroom.masters import ClassroomError, describe, load_spec, master_paths
@@ -132,7 +133,7 @@ def test_entries_that_are_not_one_notebook_score_zero_with_a_reason(graded, stud
 def test_the_csv_has_a_row_per_student_and_a_column_per_question(graded):
     with open(graded["csv"][FIRST], newline="") as handle:
         table = list(csv.reader(handle))
-    assert table[0] == ["student", "q1", "q2", "q3", "q4", "total", "possible", "flags", "reason"]
+    assert table[0] == ["student", "assignment", "q1", "q2", "q3", "q4", "total", "possible", "flags", "reason"]
     assert [line[0] for line in table[1:]] == [
         "blank", "endless_cell", "essay.pdf", "not_json", "raises", "solutions", "two_notebooks"]
     assert {line[-3] for line in table[1:]} == {"11"}
@@ -266,3 +267,12 @@ def test_there_is_one_assignment_for_each_part_of_the_course():
                        "attention_biases": 4}
     chapters = {describe(master).chapters for master in MASTERS.values()}
     assert any("chapter-beyond-sinusoids" in group for group in chapters)
+
+
+@needs_sandbox
+@pytest.mark.parametrize("name", NUMPY_ONLY)
+def test_references_written_from_the_master_are_those_of_the_build(builds, name, tmp_path):
+    """write_references (no otter assign) gives the answers otter's autograder notebook gives."""
+    built = builds(name)
+    written = write_references(name, tmp_path)
+    assert json.loads(written.read_text()) == json.loads(built.references.read_text())

@@ -1,12 +1,18 @@
 """Typical mistakes earn the partial scores their weights give, with every lost point explained.
 
-The weights are those of ``assignments/encoding_matrix/checks.py``:
+No submission scores more than its honest effort, and none less: one
+mistake costs marks once, degenerate answers (all NaN, all zeros) make no
+later check pass, honest answers in unusual number types earn full marks, and
+a notebook of another assignment is graded as its own. The weights are those
+of ``assignments/encoding_matrix/checks.py`` (and of the other specs where
+named):
 
-- q1 (2 points): dtype 0.5, four value cases 1 each (4.5 in all);
+- q1 (2 points): dtype 0.5, four value cases 1 each (4.5 in all); the base
+  case is judged on the student's own formula with that base;
 - q2 (4 points): dtype 0.5, shape 0.5, four value cases 1 each (5); a matrix
   built correctly from the student's own ``angle_rates`` counts as right;
 - q3 (2 points): table shape 0.5, norms 1, largest entry 1 (2.5), judged on
-  the student's own table;
+  the student's own table when it is right or their own encoding;
 - q4 (3 points): four cases, 1 each.
 """
 
@@ -20,6 +26,7 @@ import nbformat
 import pytest
 
 from classroom import sandbox
+from classroom.build import build_to_grade
 from classroom.grade import grade_folder
 
 # Skipped where bubblewrap cannot run, except under CI, where that is a failure.
@@ -54,7 +61,9 @@ def matrix(start=0, dtype="np.float64", even="sin", odd="cos"):
 
 #: student: (cells to replace, expected scores of q1..q4, text the reason must hold)
 MISTAKES = {
-    "i_instead_of_2i": ({"def angle_rates": RATES_I}, [2 * 0.5 / 4.5, 4, 2, 3],
+    # The exponent is wrong in every formula case; the base case, which checks that
+    # ``base`` is used, is judged on the student's own formula and passes.
+    "i_instead_of_2i": ({"def angle_rates": RATES_I}, [2 * 1.5 / 4.5, 4, 2, 3],
                         "angle_rates(4, base=10000): entry 1 differs by up to 0.09"),
     "off_by_one": ({"def encoding_matrix": matrix(start=1)}, [2, 4 * 1 / 5, 2, 3],
                    "encoding_matrix(5, 7, base=10000): column"),
@@ -66,6 +75,65 @@ MISTAKES = {
                     "raised ModuleNotFoundError: No module named 'pe_lib'"),
 }
 
+#: Finding 2 of the classroom's review: degenerate answers that made later checks pass.
+#: Each now scores what its honest parts earn: dtype and shape checks, and values that are right.
+GAMES = {
+    # NaN rates: dtype of q1; dtype and shape of q2; the table's shape; q4 untouched.
+    "all_nan": ({"def angle_rates": "def angle_rates(depth, base=10000.0):\n"
+                                    "    return np.full((depth + 1) // 2, np.nan)"},
+                [2 * 0.5 / 4.5, 4 * 1 / 5, 2 * 0.5 / 2.5, 3], "has NaN values"),
+    # Zero rates give the matrix [0, 1, 0, 1]: right only for encoding_matrix(1, 1), whose
+    # one entry is sin(0); its table has the right norms (8) and largest entry (1).
+    "zero_rates": ({"def angle_rates": "def angle_rates(depth, base=10000.0):\n"
+                                       "    return np.zeros((depth + 1) // 2)"},
+                   [2 * 0.5 / 4.5, 4 * 2 / 5, 2, 3], "encoding_matrix(5, 7, base=10000): column 1 differs"),
+    # A table of zeros: its norms and largest entry are those of a table that is no encoding.
+    "zero_table": ({"table = encoding_matrix(200, 16)": "table = np.zeros((200, 16))\n"
+                                                        "norms_squared = (table**2).sum(axis=1)\n"
+                                                        "largest_entry = np.abs(table).max()"},
+                   [2, 4, 2 * 0.5 / 2.5, 3], "q3: norms_squared: entry 0 differs by up to 8"),
+}
+
+#: Finding 3: honest answers in unusual number types earn full marks.
+NUMBER_TYPES = {
+    "longdouble": "table = encoding_matrix(200, 16)\nnorms_squared = (table**2).sum(axis=1)\n"
+                  "largest_entry = np.longdouble(np.abs(table).max())",
+    "big_endian": "table = encoding_matrix(200, 16).astype('>f8')\nnorms_squared = (table**2).sum(axis=1)\n"
+                  "largest_entry = np.abs(table).max()",
+    "lists_and_int": "table = encoding_matrix(200, 16).tolist()\n"
+                     "norms_squared = (np.array(table)**2).sum(axis=1).tolist()\n"
+                     "largest_entry = int(np.abs(np.array(table)).max().round())",
+}
+
+#: Other assignments in the same folder, graded as their metadata says. student:
+#: (assignment, cells to replace, expected scores, text the reason must hold)
+OTHERS = {
+    # All NaN and offset_gap = 0: the dtype and shape checks only.
+    "alibi_all_nan": ("attention_biases", {
+        "def alibi_slopes": "def alibi_slopes(heads):\n    return np.full(heads, np.nan)",
+        "def rope_rotate": "def rope_rotate(x, positions, base=10000.0):\n    return np.full(np.shape(x), np.nan)",
+        "offset_gap = max": "q = np.array([0.5, -1.0, 2.0, 0.25, 1.5, -0.75])\nk = q\n"
+                            "def rope_score(q, k, m, n):\n"
+                            "    return float(rope_rotate(q[None, :], [m])[0] @ rope_rotate(k[None, :], [n])[0])\n"
+                            "offset_gap = 0"},
+        [2 * 0.5 / 4.5, 3 * 1 / 4, 3 * 1 / 4, 0], "q4: rope_score(q, k, 0, 4): has NaN values"),
+    # Heads counted from 0: q1's values fail; the bias built from those slopes is right.
+    "alibi_heads_from_0": ("attention_biases", {
+        "def alibi_slopes": "def alibi_slopes(heads):\n    head = np.arange(heads, dtype=np.float64)\n"
+                            "    return 2.0 ** (-8.0 * head / heads)"},
+        [2 * 0.5 / 4.5, 3, 3, 2], "alibi_slopes(1): entry 0 differs by up to 1"),
+    # Zero blocks and a zero matrix: the shape checks only; q4 and q5 are right.
+    "rotation_zeros": ("relative_positions", {
+        "def rotation_block": "def rotation_block(angle):\n    return np.zeros((2, 2))",
+        "def shift_matrix": "def shift_matrix(offset, depth, base=10000.0):\n    return np.zeros((depth, depth))"},
+        [2 * 0.5 / 4.5, 3 * 0.5 / 4.5, 2 * 0.5 / 2.5, 3, 2], "shifted: column"),
+    # A block that turns the other way: q1 only; q2 and q3 follow from the student's own blocks.
+    "rotation_transposed": ("relative_positions", {
+        "def rotation_block": "def rotation_block(angle):\n    cos, sin = np.cos(angle), np.sin(angle)\n"
+                              "    return np.array([[cos, -sin], [sin, cos]])"},
+        [2 * 0.5 / 4.5, 3, 2, 3, 2], "rotation_block(0.3): column 0 differs by up to 0.59"),
+}
+
 
 def _replace(notebook, replacements):
     notebook = copy.deepcopy(notebook)
@@ -75,19 +143,36 @@ def _replace(notebook, replacements):
     return notebook
 
 
+def _pasted(notebook):
+    """The notebook's code pasted into a fresh notebook: no otter metadata."""
+    return nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(cell.source)
+                                           for cell in notebook.cells if cell.cell_type == "code"])
+
+
 @pytest.fixture(scope="module")
-def rows(builds, tmp_path_factory):
-    built = builds(ASSIGNMENT)
+def materials(tmp_path_factory):
+    """What grading needs of the three NumPy assignments, in one build folder."""
+    build = tmp_path_factory.mktemp("fairness-build")
+    return {name: build_to_grade(name, build)
+            for name in (ASSIGNMENT, "attention_biases", "relative_positions")}
+
+
+@pytest.fixture(scope="module")
+def rows(materials, tmp_path_factory):
+    others, built = materials, materials[ASSIGNMENT]
+    build = built.references.parents[1]
     folder = tmp_path_factory.mktemp("fairness")
     solutions = nbformat.read(built.solutions, as_version=4)
-    for student, (replacements, _, _) in MISTAKES.items():
+    for student, (replacements, _, _) in {**MISTAKES, **GAMES}.items():
         nbformat.write(_replace(solutions, replacements), folder / f"{student}.ipynb")
-    pasted = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(cell.source)
-                                             for cell in solutions.cells if cell.cell_type == "code"])
-    nbformat.write(pasted, folder / "pasted_without_metadata.ipynb")
+    for student, source in NUMBER_TYPES.items():
+        nbformat.write(_replace(solutions, {"table = encoding_matrix(200, 16)": source}), folder / f"{student}.ipynb")
+    for student, (name, replacements, _, _) in OTHERS.items():
+        other = nbformat.read(others[name].solutions, as_version=4)
+        nbformat.write(_replace(other, replacements), folder / f"{student}.ipynb")
+    nbformat.write(_pasted(solutions), folder / "pasted_without_metadata.ipynb")
     nbformat.write(nbformat.v4.new_notebook(), folder / "every_cell_deleted.ipynb")
-    graded = grade_folder(folder, out=None, assignment=ASSIGNMENT, build=built.student.parents[2],
-                          jobs=2, log=lambda line: None)
+    graded = grade_folder(folder, out=None, assignment=ASSIGNMENT, build=build, jobs=2, log=lambda line: None)
     return {row["student"]: row for row in graded}
 
 
@@ -101,9 +186,34 @@ def test_a_typical_mistake_costs_what_its_checks_weigh_and_says_which_failed(row
 
 
 def test_one_mistake_costs_marks_once(rows):
-    """A wrong angle_rates costs q1 only: q2 and q3 use the student's own rates and table."""
+    """A wrong exponent costs q1's formula cases only: q2 and q3 use the student's own rates and table."""
     assert rows["i_instead_of_2i"]["q2"] == "4" and rows["i_instead_of_2i"]["q3"] == "2"
+    assert rows["i_instead_of_2i"]["total"] == "9.6667"
     assert "q2:" not in rows["i_instead_of_2i"]["reason"]
+    assert "angle_rates(12, base=100)" not in rows["i_instead_of_2i"]["reason"]
+
+
+@pytest.mark.parametrize("student", GAMES)
+def test_a_degenerate_answer_earns_only_what_its_honest_parts_earn(rows, student):
+    _, expected, reason = GAMES[student]
+    row = rows[student]
+    assert [float(row[q]) for q in ("q1", "q2", "q3", "q4")] == pytest.approx(expected, abs=1e-4)
+    assert reason in row["reason"]
+
+
+@pytest.mark.parametrize("student", NUMBER_TYPES)
+def test_an_honest_answer_in_an_unusual_number_type_earns_full_marks(rows, student):
+    assert rows[student]["total"] == "11" and rows[student]["reason"] == ""
+
+
+@pytest.mark.parametrize("student", OTHERS)
+def test_a_notebook_of_another_assignment_is_graded_as_its_own_and_says_so(rows, student):
+    name, _, expected, reason = OTHERS[student]
+    row = rows[student]
+    assert row["assignment"] == name
+    assert [float(row[f"q{i + 1}"]) for i in range(len(expected))] == pytest.approx(expected, abs=1e-4)
+    assert f"its metadata says it is {name}, so it is graded as {name}, not {ASSIGNMENT}" in row["reason"]
+    assert reason in row["reason"]
 
 
 def test_use_of_pe_lib_is_flagged(rows):
@@ -119,3 +229,19 @@ def test_a_correct_answer_pasted_into_a_fresh_notebook_earns_full_marks(rows):
 def test_an_empty_notebook_scores_zero_with_a_reason(rows):
     row = rows["every_cell_deleted"]
     assert row["total"] == "0" and "the notebook has no code cells" in row["reason"]
+
+
+def test_without_the_teachers_assignment_a_notebook_without_metadata_is_not_guessed(materials, tmp_path):
+    """One notebook of another assignment no longer decides how the class is graded."""
+    built, other = materials[ASSIGNMENT], materials["relative_positions"]
+    solutions = nbformat.read(built.solutions, as_version=4)
+    for student in ("ada", "ben"):
+        nbformat.write(_pasted(solutions), tmp_path / f"{student}.ipynb")
+    nbformat.write(nbformat.read(other.solutions, as_version=4), tmp_path / "odd_one.ipynb")
+    graded = {row["student"]: row for row in grade_folder(tmp_path, out=None, build=built.references.parents[1],
+                                                          jobs=2, log=lambda line: None)}
+    assert graded["odd_one"]["total"] == graded["odd_one"]["possible"] == "12"
+    for student in ("ada", "ben"):
+        assert graded[student]["assignment"] == "" and graded[student]["total"] == "0"
+        assert graded[student]["reason"] == ("not graded: its metadata names no assignment; "
+                                             "pass --assignment NAME to grade it")

@@ -1,15 +1,18 @@
-"""The grader's parts on their own: reading imports, decoding answers, judging, scoring."""
+"""The grader's parts on their own: reading imports, sending and decoding answers, judging, scoring."""
 
 from __future__ import annotations
 
-import json
+import base64
+import fractions
 import os
+import struct
+import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from classroom import answers, compare, expect
+from classroom import answers, compare, expect, runner
 from classroom.submissions import forbidden_uses
 
 
@@ -33,42 +36,82 @@ def test_a_forbidden_submodule_is_found_through_attribute_chains():
     assert forbidden_uses(cells, ("pe_lib.course.rotation",)) == ["cell 4 uses pe_lib.course.rotation"]
 
 
-def _write(path, data) -> None:
-    path.write_text(json.dumps(data))
+def _array(dtype: str, shape: list, values: list) -> dict:
+    """An array as the runner sends it, built here with struct, not with NumPy."""
+    code = {"float64": "d", "float32": "f", "int64": "q", "bool": "?"}[dtype]
+    data = struct.pack("<" + code * len(values), *values)
+    return {"__ndarray__": [dtype, shape, base64.b64encode(data).decode()]}
 
 
-def test_answers_are_decoded_into_arrays_and_errors(tmp_path):
-    _write(tmp_path / "a.json", {"cell_errors": [[3, "NameError", "x"]], "answers": {
-        "m": {"__ndarray__": ["float32", [2, 1], [0.5, 1.5]]},
-        "t": {"__tuple__": [1, 2.5]},
-        "e": {"__error__": ["ValueError", "bad\nline" + "y" * 500]}}})
-    data = answers.read(tmp_path / "a.json")
-    assert data["answers"]["m"].dtype == np.float32 and data["answers"]["m"].shape == (2, 1)
-    assert data["answers"]["t"] == (1, 2.5)
-    assert data["answers"]["e"].kind == "ValueError" and len(data["answers"]["e"].message) == 80
-    assert "\n" not in data["answers"]["e"].message and data["cell_errors"] == [(3, "NameError", "x")]
+def test_answers_are_decoded_into_arrays_and_errors():
+    matrix = answers.decode(_array("float32", [2, 1], [0.5, 1.5]))
+    assert matrix.dtype == np.float32 and matrix.shape == (2, 1) and matrix.tolist() == [[0.5], [1.5]]
+    assert answers.decode({"__tuple__": [1, 2.5]}) == (1, 2.5)
+    legacy = answers.decode({"__ndarray__": ["int64", [3], [1, 2, 3]]})  # builds made before
+    assert legacy.tolist() == [1, 2, 3] and legacy.dtype == np.int64
+    assert answers.decode({"__error__": ["ValueError", "the input was [[0.3, 0.1]]"]}) == answers.Raised("ValueError")
+    assert answers.decode({"__error__": ["In_0_3", ""]}).kind == "an exception of its own class"
+    report = answers.cell_errors({"cell_errors": [[3, "NameError", "bad\nline" + "y" * 500]]})
+    assert report[0][:2] == (3, "NameError") and len(report[0][2]) == 80 and "\n" not in report[0][2]
 
 
-@pytest.mark.parametrize("content, message", [
-    ({"answers": {}}, "not in the runner's format"),
-    ({"cell_errors": [], "answers": {"m": {"__ndarray__": ["object", [1], [1]]}}}, "not numeric"),
-    ({"cell_errors": [], "answers": {"m": {"__ndarray__": ["float64", [3], [1]]}}}, "wrong number"),
-    ({"cell_errors": [], "answers": {"m": {"__reduce__": ["os.system", "true"]}}}, "runner's format"),
+@pytest.mark.parametrize("value, message", [
+    ({"__ndarray__": ["object", [1], "AA=="]}, "does not hold numbers"),
+    ({"__ndarray__": [">f8", [1], "AAAAAAAA8D8="]}, "does not hold numbers"),
+    ({"__ndarray__": ["float64", [3], "AAAAAAAA8D8="]}, "wrong number of values"),
+    ({"__ndarray__": ["float64", [10**6, 10**6], ""]}, "no valid shape"),
+    ({"__ndarray__": ["float64", [1], "not base64!"]}, "runner's format"),
+    ({"__reduce__": ["os.system", "true"]}, "runner's format"),
 ])
-def test_malformed_answers_are_refused(tmp_path, content, message):
-    _write(tmp_path / "a.json", content)
+def test_malformed_answers_are_refused(value, message):
     with pytest.raises(answers.Malformed, match=message):
-        answers.read(tmp_path / "a.json")
+        answers.decode(value)
 
 
-def test_a_link_or_a_folder_in_place_of_the_answers_is_refused(tmp_path):
-    _write(tmp_path / "secret.json", {"cell_errors": [], "answers": {"x": 1}})
-    os.symlink(tmp_path / "secret.json", tmp_path / "answers.json")
-    with pytest.raises(answers.Malformed, match="no answers were written"):
-        answers.read(tmp_path / "answers.json")
-    (tmp_path / "folder.json").mkdir()
-    with pytest.raises(answers.Malformed):
-        answers.read(tmp_path / "folder.json")
+def test_a_line_that_would_take_much_memory_is_refused_before_it_is_parsed():
+    """63 MB of empty lists took the grader to 3.5 GiB; now neither it nor a long line is parsed."""
+    many = b'["rates_4_10000", [' + b"[]," * 3_000_000 + b"[]]]"
+    began = time.perf_counter()
+    with pytest.raises(answers.Malformed, match="larger than 4 MiB"):
+        answers.parse_line(many)
+    with pytest.raises(answers.Malformed, match="more than 20000 items"):
+        answers.parse_line(b"[" + b"[]," * 30_000 + b"[]]")
+    assert time.perf_counter() - began < 2
+    assert answers.items(b'[[1, 2], {"a": [3]}]') == 6  # an upper bound: 1 + 2 + 1 + 1 + 1
+
+
+@pytest.mark.parametrize("value, sent", [
+    (np.longdouble(0.25), ("float64", [], [0.25])),
+    (np.arange(3.0).astype(">f8"), ("float64", [3], [0.0, 1.0, 2.0])),
+    (np.array([1, 2], dtype=">i4"), ("int32", [2], [1, 2])),
+    (np.array([0.5, 2], dtype=object), ("float64", [2], [0.5, 2.0])),
+    (np.float32(1.5), ("float32", [], [1.5])),
+    (np.array([[True], [False]]), ("bool", [2, 1], [True, False])),
+])
+def test_honest_number_types_are_sent_as_standard_arrays(value, sent):
+    dtype, shape, values = sent
+    encoded = runner.encode(value)
+    decoded = answers.decode(encoded)
+    assert encoded["__ndarray__"][:2] == [dtype, shape]
+    assert decoded.dtype == np.dtype(dtype) and decoded.ravel().tolist() == values
+
+
+def test_python_numbers_and_sequences_are_sent_as_they_are():
+    assert runner.encode([1, 2.5, fractions.Fraction(1, 4)]) == {"__list__": [1, 2.5, 0.25]}
+    assert runner.encode((2**70, True)) == {"__tuple__": [float(2**70), True]}
+    assert runner.encode({"a": None}) == {"__dict__": {"a": None}}
+
+
+@pytest.mark.parametrize("value, code", [
+    (np.array([1 + 2j]), "complex"), (complex(1, 2), "complex"), (np.array(["a"]), "dtype"),
+    (np.array([np.finfo(np.longdouble).max]), "range"), (object(), "type"), (Ellipsis, "ellipsis"),
+    (np.zeros(200_001), "size"), ([[]] * 30_000, "items"),
+])
+def test_what_is_not_real_numbers_is_refused_with_a_code_the_grader_explains(value, code):
+    with pytest.raises(runner.NotData, match=f"^{code}$"):
+        runner.encode(value)
+    explained = expect.missing(answers.decode({"__error__": ["NotData", code]}))
+    assert explained == answers.NOT_DATA[code] or (code == "ellipsis" and explained == "not answered")
 
 
 def test_differences_are_explained_by_column_entry_and_shape():
@@ -77,10 +120,33 @@ def test_differences_are_explained_by_column_entry_and_shape():
     wrong[1, 2] += 0.31
     assert expect.difference(wrong, expected) == "column 2 differs by up to 0.31"
     assert expect.difference(np.array([1.0, 0.1]), np.array([1.0, 0.01])) == "entry 1 differs by up to 0.09"
-    assert expect.difference(np.zeros(3), expected) == "has shape (3,), expected (3, 4)"
-    assert expect.difference(answers.Raised("NameError", "name 'f' is not defined"), expected) == \
-        "raised NameError: name 'f' is not defined"
+    assert expect.difference(np.zeros(3), expected) == "has the wrong shape (expected (3, 4))"
+    assert expect.difference(answers.Raised("NameError"), expected) == "raised NameError"
     assert expect.difference(expected, expected) == ""
+
+
+def test_nan_equals_nothing_and_infinity_only_itself():
+    want = np.array([0.0, -np.inf])
+    assert expect.difference(np.array([np.nan, -np.inf]), np.array([np.nan, -np.inf])) == "has NaN values"
+    assert expect.difference(np.array([0.0, -np.inf]), want) == ""
+    assert expect.difference(np.array([0.0, np.inf]), want) == "has finite values where infinite ones are expected"
+    assert expect.difference(np.array([np.inf, -np.inf]), want) == \
+        "has infinite values where finite ones are expected"
+    assert expect.difference(np.array([0.0, -1e300]), want) == "has finite values where infinite ones are expected"
+
+
+def test_no_reason_repeats_the_reference_or_the_answer():
+    assert expect.difference(10, 11) == "is not the expected value"
+    assert expect.difference("no error", "ValueError") == "is not the expected value"
+    assert expect.difference((0, 0, 0.5), (11, 12, 0.25)) == "item 0 is not the expected value"
+    assert expect.difference(3.5, 3.0) == "differs by 0.5"
+
+
+def test_an_earlier_answer_is_built_on_only_when_it_is_plausible():
+    right, mistake = np.array([1.0, 0.01]), np.array([1.0, 0.1])
+    assert expect.plausible([1.0, 0.1], (2,), [right, mistake]).tolist() == [1.0, 0.1]
+    for insane in ([np.nan, np.nan], [0.0, 0.0], [1.0, 0.5], [1.0], "1, 0.1", None):
+        assert expect.plausible(insane, (2,), [right, mistake]) is None
 
 
 def test_a_score_is_weighted_and_capped_at_the_points():

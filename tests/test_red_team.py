@@ -1,20 +1,28 @@
 """Hostile submissions: each gains nothing (it scores what the blank scores) and harms nothing.
 
 Every attack is the blank student notebook of Assignment 1 with one cell
-added after the first. The attacks know the real paths on the teacher's
-machine (the classmates' notebooks, the course, the build, the CSV), the
-worst case. One grading run, with two jobs, grades them beside two honest
-classmates; the checks read its CSV, the files before and after, and the
-processes left.
+added after the first (or, where it defines the graded functions, last).
+The attacks know the real paths on the teacher's machine (the classmates'
+notebooks, the course, the build, the CSV), the worst case. Some measure
+what the sandbox let them do and report it as the error of their cell, the
+one channel back that is sealed before any hidden input exists. Beside them
+lie entries that are no notebook at all (a FIFO, links, a device, a notebook
+too large), names that clash or that a spreadsheet would run, and two honest
+classmates. One grading run, with two jobs, grades them all; the checks read
+its CSV, its feedback files, the files before and after, and the processes
+left.
 """
 
 from __future__ import annotations
 
 import csv
 import hashlib
+import io
 import json
 import os
+import re
 import socket
+import stat
 import subprocess
 import time
 from pathlib import Path
@@ -23,6 +31,7 @@ import nbformat
 import pytest
 
 from classroom import sandbox
+from classroom.build import build_to_grade
 from classroom.grade import grade_folder
 from classroom.masters import ROOT
 
@@ -30,8 +39,11 @@ from classroom.masters import ROOT
 pytestmark = pytest.mark.skipif(bool(sandbox.check()) and not os.environ.get("CI"), reason=sandbox.check() or "")
 
 ASSIGNMENT = "encoding_matrix"
-#: Text from the hidden side that must never reach any output.
-SECRETS = ("built_from_rates", "BEGIN SOLUTION", "__ndarray__", "pair_index", "END SOLUTION")
+#: Text from the hidden side that must never reach any output: the grader's code, the
+#: solutions, the wire format, and the probes' hidden inputs (the first rows of the
+#: closest_rows tables, as a repr of them or of the probe code would show them).
+SECRETS = ("built_from_rates", "BEGIN SOLUTION", "__ndarray__", "pair_index", "END SOLUTION",
+           "default_rng", "[3.0, 4.0]", "3.0, 4.0", "4.05", "0.479", "0.48", "Leak")
 #: Marks the processes the attacks start, so that survivors can be found.
 MARK = "4271"
 
@@ -152,12 +164,116 @@ except BaseException:
     pass
 """,
     "huge_answers": """
-import os
-with open('/scratch/answers.json', 'w') as handle:
-    handle.write('[' + '1,' * (40 << 20) + '1]')
+import os, sys
+line = ('[' + '[],' * (21 << 20) + '[]]\\n').encode()
+for path in ('/scratch/answers.json', '/tmp/answers.json'):
+    try:
+        open(path, 'wb').write(line)
+    except OSError:
+        pass
+os.write(int(sys.argv[2]), line)  # the report pipe: one 63 MB line of empty lists
 os._exit(0)
 """,
+    "huge_answer_in_a_probe": """
+import os, sys
+def angle_rates(depth, base=10000.0):
+    if (depth, base) == (4, 10000.0):  # one line of 63 MB, under the probe's own name
+        os.write(int(sys.argv[2]), ('["rates_4_10000", [' + '[],' * (21 << 20) + '[]]]\\n').encode())
+    return None
+""",
+    "fills_memory_folders": """
+import ctypes, os
+found = []
+for top in ('/tmp', '/dev/shm', '/scratch', '/', '/dev', '/opt'):
+    written = 0
+    for name in ('a', 'b'):
+        try:
+            with open(os.path.join(top, 'fill' + name), 'wb') as handle:
+                for _ in range(40):
+                    handle.write(b'x' * (8 << 20))
+                    handle.flush()
+                    written += 8 << 20
+        except OSError:
+            pass
+    found.append(top.replace('/', '') + '=' + str(written >> 20))
+libc = ctypes.CDLL(None, use_errno=True)
+found.append('memfd=' + str(libc.memfd_create(b'x', 0) >= 0))
+found.append('shm=' + str(libc.shmget(0, 1 << 30, 0o1600) >= 0))
+found.append('userns=' + str(libc.unshare(0x10000000) == 0))
+raise RuntimeError(' '.join(found))
+""",
+    "memory_in_many_processes": """
+import subprocess, sys, time
+hog = 'import time\\nx = b"x" * (450 << 20)\\ntime.sleep(60)'
+children = [subprocess.Popen([sys.executable, '-c', hog]) for _ in range(3)]
+while True:
+    try:
+        time.sleep(20)
+    except BaseException:
+        pass
+""",
+    "many_files": """
+import os, time
+os.mkdir('/scratch/many')
+index = 0
+while True:
+    try:
+        os.close(os.open('/scratch/many/%d' % index, os.O_CREAT | os.O_WRONLY))
+        index += 1
+    except BaseException:
+        time.sleep(0.1)
+""",
+    "many_processes": """
+import os, time
+for _ in range(400):
+    if os.fork() == 0:
+        os.execv('/usr/bin/sleep', ['sleep', '60'])
+while True:
+    try:
+        time.sleep(20)
+    except BaseException:
+        pass
+""",
+    "reads_the_job": """
+import glob, os, select
+found = []
+for path in [name for top in ('/scratch', '/tmp', '/opt') for name in glob.glob(top + '/**', recursive=True)]:
+    try:
+        found.append(open(path, errors='replace').read())
+    except OSError:
+        pass
+for fd in range(40):
+    try:
+        if select.select([fd], [], [], 0)[0]:
+            found.append(os.read(fd, 1 << 20).decode(errors='replace'))
+    except (OSError, ValueError):
+        pass
+found.append(open('/proc/self/cmdline').read())
+text = ' '.join(found)
+if 'default_rng' in text:
+    raise RuntimeError(text[text.index('default_rng'):][:150])
+def closest_rows(table):
+    raise ValueError(repr(table.tolist() if hasattr(table, 'tolist') else table))
+def angle_rates(depth, base=10000.0):
+    raise type('Leak_%d_%d' % (depth, base), (Exception,), {{}})()
+""",
+    "steals_the_probes": """
+import os, sys, time
+job, report = int(sys.argv[1]), int(sys.argv[2])
+if os.fork() == 0:
+    stolen = os.read(job, 1 << 20).decode(errors='replace')  # waits for the probes
+    os.write(report, ('{{"cell_errors": [[1, "Leak", %r]]}}\\n' % stolen[:150]).encode())
+    for key in ('rates_4_10000', 'closest_codes', 'closest_points'):
+        os.write(report, ('["%s", %s]\\n' % (key, '"' + stolen[:100].replace('"', "'") + '"')).encode())
+    os.write(report, b'{{"end": 3}}\\n')
+    os._exit(0)
+""",
 }
+
+#: Attacks that define the graded functions: their cell goes last, after the blank's own.
+DEFINE_FUNCTIONS = {"huge_answer_in_a_probe", "reads_the_job"}
+#: Names a spreadsheet would run as formulas.
+FORMULA_NAMES = ("=HYPERLINK(\"http:x\")", "+1", "-2", "@SUM(A1)")
 
 
 def checksums(*folders: Path) -> dict[str, str]:
@@ -177,14 +293,14 @@ def survivors() -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def run(builds, tmp_path_factory):
-    built = builds(ASSIGNMENT)
-    build = built.student.parents[2]
+def run(tmp_path_factory):
     root = tmp_path_factory.mktemp("red-team")
+    built = build_to_grade(ASSIGNMENT, root / "build")
+    build = built.references.parents[1]
     folder, out = root / "submissions", root / "results"
     folder.mkdir()
     out.mkdir()
-    scores = out / "scores.csv"
+    scores, feedback = out / "scores.csv", out / "feedback"
     solutions = nbformat.read(built.solutions, as_version=4)
     for name in ("ada", "cleo"):
         nbformat.write(solutions, folder / f"{name}.ipynb")
@@ -200,13 +316,31 @@ def run(builds, tmp_path_factory):
     first = next(i for i, cell in enumerate(blank.cells) if cell.cell_type == "code")
     for name, code in ATTACKS.items():
         notebook = nbformat.from_dict(json.loads(nbformat.writes(blank)))
-        notebook.cells.insert(first + 1, nbformat.v4.new_code_cell(code.format(**values)))
+        at = len(notebook.cells) if name in DEFINE_FUNCTIONS else first + 1
+        notebook.cells.insert(at, nbformat.v4.new_code_cell(code.format(**values)))
         nbformat.write(notebook, folder / f"{name}.ipynb")
+    # Entries that are no notebook: a FIFO in a folder, links, a device, a notebook too large.
+    (folder / "x").mkdir()
+    os.mkfifo(folder / "x" / "x.ipynb")
+    nbformat.write(solutions, root / "elsewhere.ipynb")
+    os.symlink(root / "elsewhere.ipynb", folder / "linked.ipynb")
+    if os.geteuid() == 0:
+        os.mknod(folder / "device.ipynb", stat.S_IFCHR | 0o600, os.makedev(1, 3))
+    with open(folder / "too_large.ipynb", "wb") as handle:
+        handle.truncate(33 << 20)
+    # Names: a folder and a notebook of one name, names that clean alike, formulas.
+    (folder / "dup").mkdir()
+    nbformat.write(solutions, folder / "dup" / "work.ipynb")
+    (folder / "dup.ipynb").write_bytes(built.student.read_bytes())
+    nbformat.write(solutions, folder / "ann lee.ipynb")
+    (folder / "ann_lee.ipynb").write_bytes(built.student.read_bytes())
+    for name in FORMULA_NAMES:
+        (folder / f"{name}.ipynb").write_bytes(built.student.read_bytes())
     guarded = (folder, build, ROOT / "classroom", ROOT / "assignments", ROOT / "pe_lib")
     before = checksums(*guarded)
     began = time.perf_counter()
-    rows = grade_folder(folder, out=scores, build=build, jobs=2, timeout=25, cell_timeout=3,
-                        log=lambda line: None)
+    rows = grade_folder(folder, out=scores, build=build, jobs=2, timeout=12, cell_timeout=3,
+                        feedback=feedback, log=lambda line: None)
     seconds = time.perf_counter() - began
     written = scores.read_text()
     time.sleep(3)  # time for a detached process to strike
@@ -217,9 +351,10 @@ def run(builds, tmp_path_factory):
     except BlockingIOError:
         connected = False
     listener.close()
+    notes = {path.name: path.read_text() for path in sorted(feedback.iterdir())}
     return {"rows": {row["student"]: row for row in rows}, "written": written, "after_wait": scores.read_text(),
-            "before": before, "after": checksums(*guarded), "connected": connected,
-            "survivors": survivors(), "seconds": seconds}
+            "before": before, "after": checksums(*guarded), "connected": connected, "notes": notes,
+            "survivors": survivors(), "seconds": seconds, "built": built}
 
 
 def harmless(run) -> None:
@@ -227,7 +362,8 @@ def harmless(run) -> None:
     assert run["after"] == run["before"]
     assert run["after_wait"] == run["written"]
     assert run["survivors"] == []
-    assert not any(secret in run["written"] for secret in SECRETS)
+    for text in [run["written"], *run["notes"].values()]:
+        assert not [secret for secret in SECRETS if secret in text]
     assert max(len(row["reason"]) for row in run["rows"].values()) < 2000
     assert run["rows"]["ada"]["total"] == run["rows"]["cleo"]["total"] == "11"
 
@@ -258,8 +394,8 @@ def test_no_connection_leaves_the_sandbox(run):
     assert not run["connected"]
 
 
-def test_patched_checks_only_forge_answers_which_are_judged_like_any_other(run):
-    assert "angle_rates(4, base=10000): has shape (), expected (2,)" in run["rows"]["patches_the_checks"]["reason"]
+def test_patched_checks_only_forge_lines_that_are_no_answers(run):
+    assert "angle_rates(4, base=10000): was not computed" in run["rows"]["patches_the_checks"]["reason"]
 
 
 def test_the_memory_and_time_bombs_are_stopped_with_a_reason(run):
@@ -267,15 +403,106 @@ def test_the_memory_and_time_bombs_are_stopped_with_a_reason(run):
     assert "timed out" in run["rows"]["time_bomb"]["reason"]
 
 
-def test_without_the_sandbox_the_same_attack_does_harm(builds, tmp_path):
+# ---------------------------------------------------------------- finding 1: bounded resources
+
+
+def test_the_memory_backed_folders_hold_what_their_sizes_allow_and_nothing_else_is_writable(run):
+    """/tmp, /dev/shm and /scratch were sized at half the host's memory; / and /dev were writable."""
+    found = re.search(r"cell \d+ raised RuntimeError: (.*?)( \||$)", run["rows"]["fills_memory_folders"]["reason"])
+    written = dict(item.split("=") for item in found.group(1).split())
+    for folder, size in sandbox.FOLDERS.items():
+        assert 0 < int(written[folder.replace("/", "")]) <= size >> 20
+    assert written[""] == written["dev"] == written["opt"] == "0"  # the root, /dev, /opt
+    assert written["memfd"] == written["shm"] == written["userns"] == "False"
+
+
+def test_memory_in_all_processes_together_is_bounded(run):
+    """Three processes of 450 MiB each pass the 1 GiB budget that each alone keeps within."""
+    assert "used more than 1 GiB of memory (its processes and files together) and was stopped" in \
+        run["rows"]["memory_in_many_processes"]["reason"]
+
+
+def test_files_and_processes_are_bounded_in_number(run):
+    assert f"created more than {sandbox.FILE_COUNT} files and was stopped" in run["rows"]["many_files"]["reason"]
+    reason = run["rows"]["many_processes"]["reason"]
+    # As root the kernel exempts the process limit and the watch stops the sandbox;
+    # as anyone else the limit refuses the fork.
+    assert f"started more than {sandbox.TASKS} processes and threads" in reason or "BlockingIOError" in reason
+
+
+# ---------------------------------------------------------------- findings 4 and 5: files and the grader's memory
+
+
+@pytest.mark.parametrize("student, reason", [
+    ("x", "not graded: x/x.ipynb is a FIFO, not a regular file"),
+    ("linked", "not graded: linked.ipynb is a symbolic link; hand in the notebook itself"),
+    ("device", "not graded: device.ipynb is a device, not a regular file"),
+    ("too_large", "not graded: too_large.ipynb is larger than 32 MiB"),
+])
+def test_an_entry_that_is_no_regular_notebook_gets_a_row_and_stops_no_one(run, student, reason):
+    if student == "device" and os.geteuid() != 0:
+        pytest.skip("only root can make a device node")
+    row = run["rows"][student]
+    assert row["total"] == "0" and row["reason"] == reason and row["assignment"] == ASSIGNMENT
+    harmless(run)
+
+
+def test_answers_that_would_fill_the_graders_memory_are_refused_unparsed(run):
+    assert "no answers came back: the cells' report is too long" in run["rows"]["huge_answers"]["reason"]
+    assert "angle_rates(4, base=10000): could not be read: it is larger than 4 MiB" in \
+        run["rows"]["huge_answer_in_a_probe"]["reason"]
+
+
+# ---------------------------------------------------------------- finding 6: who is who
+
+
+def test_a_folder_and_a_notebook_of_one_name_are_graded_apart(run):
+    rows = run["rows"]
+    assert rows["dup/"]["total"] == "11" and rows["dup.ipynb"]["total"] == "0"
+    assert rows["dup/"]["reason"] == "2 entries are named 'dup' (dup/, dup.ipynb): each has its own row"
+    assert rows["dup/"]["feedback"] != rows["dup.ipynb"]["feedback"]
+
+
+def test_names_that_clean_alike_get_their_own_feedback(run):
+    rows, notes = run["rows"], run["notes"]
+    assert rows["ann lee"]["feedback"] == "ann_lee-2.txt" and rows["ann_lee"]["feedback"] == "ann_lee.txt"
+    assert "feedback for ann lee" in notes["ann_lee-2.txt"] and "Total: 11 of 11" in notes["ann_lee-2.txt"]
+    assert "feedback for ann_lee" in notes["ann_lee.txt"] and "Total: 0 of 11" in notes["ann_lee.txt"]
+    assert len(notes) == len(rows)
+
+
+# ---------------------------------------------------------------- finding 8: feedback that does not leak
+
+
+def test_no_hidden_input_reaches_the_feedback_through_errors_files_or_pipes(run):
+    rows = run["rows"]
+    assert "RuntimeError" not in rows["reads_the_job"]["reason"]  # it found no job to quote
+    note = run["notes"][rows["reads_the_job"]["feedback"]]
+    assert "  - closest_rows(codes table): raised ValueError\n" in note
+    assert "  - angle_rates(12, base=100): raised an exception of its own class\n" in note
+    harmless(run)
+
+
+# ---------------------------------------------------------------- finding 9: formulas
+
+
+def test_a_name_a_spreadsheet_would_run_reaches_the_csv_neutralised(run):
+    table = list(csv.reader(io.StringIO(run["written"])))
+    students = [line[0] for line in table[1:]]
+    for name in FORMULA_NAMES:
+        assert "'" + name in students and name not in students
+    assert not [cell for line in table[1:] for cell in line if cell[:1] in ("=", "+", "-", "@")]
+
+
+def test_without_the_sandbox_the_same_attack_does_harm(run, tmp_path):
     """The checks above can fail: unconfined, an attack deletes a classmate's notebook."""
-    built = builds(ASSIGNMENT)
+    built = run["built"]
     folder = tmp_path / "submissions"
     folder.mkdir()
     nbformat.write(nbformat.read(built.solutions, as_version=4), folder / "ada.ipynb")
     blank = nbformat.read(built.student, as_version=4)
     blank.cells.insert(1, nbformat.v4.new_code_cell(f"import os\nos.remove({str(folder / 'ada.ipynb')!r})"))
     nbformat.write(blank, folder / "mallory.ipynb")
-    grade_folder(folder, out=None, build=built.student.parents[2], jobs=1, timeout=25,
+    grade_folder(folder, out=None, build=built.references.parents[1], jobs=1, timeout=25,
                  unsafe_no_sandbox=True, log=lambda line: None)
     assert not (folder / "ada.ipynb").exists()

@@ -1,18 +1,25 @@
 """Grading spec of Assignment 4, read by the grader only (never by the sandbox).
 
-``alibi_bias`` is right when it matches the reference or is built correctly
-from the student's own slopes; ``rope_score`` when it matches the reference
-or the student's own ``rope_rotate``.
+Every value is compared with the reference first. ``alibi_bias`` is also
+right when it is built correctly from the student's own slopes, and
+``rope_score`` when it is the dot product of the student's own rotations;
+each only when those earlier answers are sane (see
+:func:`classroom.expect.plausible`): slopes that are right or a typical
+mistake, rotations that turn each pair of features (interleaved or split in
+halves) without changing its length. ``offset_gap`` counts only when the
+student's ``rope_score`` really does not change on hidden positions.
 """
 
 import numpy as np
 
-from classroom.expect import close, dtype, rule, shape
+from classroom.expect import close, dtype, numbers, plausible, rule, shape
 
 #: NumPy only: the sandbox does not see pe_lib.
 LIBRARY = False
 FORBIDDEN = ("pe_lib",)
 SECONDS = 20.0
+#: Memory of the sandbox, its processes and files together (the solutions use a few dozen MiB).
+MEMORY_GIB = 1.0
 
 SLOPE_CASES = [1, 2, 4, 16]
 BIAS_CASES = [(5, 2), (9, 8), (1, 4)]
@@ -22,8 +29,12 @@ ROPE_CASES = {
     "base": ("numpy.random.default_rng(7).normal(size=(3, 6))", "[1, 2, 3]", 100.0),
 }
 SCORE_CASES = [(0, 4), (13, 2), (25, 25)]
-_VECTORS = ("q = numpy.array([0.3, 1.0, -0.2, 0.8])\n"
-            "k = numpy.array([-1.0, 0.4, 0.9, 0.6])\n")
+#: (m, n) pairs and the shift applied to both, on which rope_score must not change.
+SHIFT_CASES = [(3, 11), (17, 4), (0, 9), (40, 40)]
+SHIFTS = [7, 30]
+_Q = [0.3, 1.0, -0.2, 0.8]
+_K = [-1.0, 0.4, 0.9, 0.6]
+_VECTORS = f"q = numpy.array({_Q})\nk = numpy.array({_K})\n"
 
 PROBES = {f"slopes_{h}": f"alibi_slopes({h})" for h in SLOPE_CASES}
 for length, heads in BIAS_CASES:
@@ -37,34 +48,66 @@ for m, n in SCORE_CASES:
     PROBES[f"own_rotations_{m}_{n}"] = (f"import numpy\n{_VECTORS}"
                                         f"answer = (rope_rotate(q[None, :], [{m}]), rope_rotate(k[None, :], [{n}]))")
 PROBES["offset_gap"] = "offset_gap"
+PROBES["shifted_scores"] = (f"import numpy\n{_VECTORS}answer = [[rope_score(q, k, m + s, n + s) "
+                            f"for s in [0] + {SHIFTS}] for m, n in {SHIFT_CASES}]")
+
+
+def slope_candidates(heads):
+    """The right slopes, then typical mistakes: heads counted from 0, the 8 left out."""
+    head = np.arange(1, heads + 1, dtype=np.float64)
+    return [2.0 ** (-8.0 * head / heads), 2.0 ** (-8.0 * (head - 1) / heads), 2.0 ** (-head / heads)]
 
 
 def bias_from_slopes(length, heads):
-    """The bias the student's own slopes give."""
+    """The bias the student's own slopes give, when they are sane."""
     def expected(answers):
-        slopes = np.asarray(answers[f"own_slopes_{heads}"], dtype=np.float64)
-        if slopes.shape != (heads,):
+        slopes = plausible(answers.get(f"own_slopes_{heads}"), (heads,), slope_candidates(heads),
+                           rtol=1e-9, atol=0)
+        if slopes is None:
             return None
         behind = (np.arange(length)[:, None] - np.arange(length)[None, :]).astype(np.float64)
         return np.where(behind < 0, -np.inf, 0.0 - slopes[:, None, None] * behind)
     return expected
 
 
+def rotates_pairs(rotated, original) -> bool:
+    """True when ``rotated`` turns each pair of ``original`` (interleaved or halves), keeping lengths."""
+    rotated = numbers(rotated)
+    if rotated is None or rotated.shape != (1, len(original)) or not np.isfinite(rotated).all():
+        return False
+    original, half = np.asarray(original, dtype=np.float64), len(original) // 2
+    for pairs in ((slice(0, None, 2), slice(1, None, 2)), (slice(0, half), slice(half, None))):
+        lengths = rotated[0][pairs[0]] ** 2 + rotated[0][pairs[1]] ** 2
+        if np.allclose(lengths, original[pairs[0]] ** 2 + original[pairs[1]] ** 2, rtol=1e-9, atol=1e-12):
+            return True
+    return False
+
+
 def score_from_rotations(m, n):
-    """The score the student's own rotations give."""
+    """The score the student's own rotations give, when they are rotations."""
     def expected(answers):
-        rotated_q, rotated_k = answers[f"own_rotations_{m}_{n}"]
-        return float(np.asarray(rotated_q, dtype=np.float64)[0] @ np.asarray(rotated_k, dtype=np.float64)[0])
+        rotations = answers.get(f"own_rotations_{m}_{n}")
+        if not (isinstance(rotations, tuple) and len(rotations) == 2
+                and rotates_pairs(rotations[0], _Q) and rotates_pairs(rotations[1], _K)):
+            return None
+        return float(numbers(rotations[0])[0] @ numbers(rotations[1])[0])
     return expected
 
 
 def small_gap(answers, references):
-    gap = answers.get("offset_gap")
-    if isinstance(gap, np.ndarray) and gap.ndim == 0:
-        gap = float(gap)
-    if not isinstance(gap, (int, float)) or isinstance(gap, bool):
+    gap = numbers(answers.get("offset_gap"))
+    if gap is None or gap.shape != ():
         return "is not a number"
-    return "" if 0 <= gap < 1e-9 else f"is {gap:.2g}: the score should not change"
+    if not (np.isfinite(gap) and 0 <= gap < 1e-9):
+        return "is not below 1e-9: the score should not change"
+    scores = numbers(answers.get("shifted_scores"))
+    if scores is None or scores.shape != (len(SHIFT_CASES), len(SHIFTS) + 1) or not np.isfinite(scores).all():
+        return "counts only once rope_score gives finite scores"
+    if np.ptp(scores[:, 0]) < 1e-9:
+        return "counts only once rope_score depends on the positions"
+    if not np.allclose(scores, scores[:, :1], rtol=0, atol=1e-9):
+        return "is not what rope_score gives: its scores change when both positions move"
+    return ""
 
 
 QUESTIONS = {

@@ -14,6 +14,10 @@ package; the modules here exist for the chapters and assignments.
 - :mod:`pe_lib.course.order_tasks`: a task only a model that knows positions can solve.
 - :mod:`pe_lib.course.order_classifier`: a small Transformer trained on it.
 - :mod:`pe_lib.course.extrapolation`: training short and testing long, for each method.
+- :mod:`pe_lib.course.real_text_data`, :mod:`pe_lib.course.real_text_model`,
+  :mod:`pe_lib.course.real_text`, :mod:`pe_lib.course.real_text_results`,
+  :mod:`pe_lib.course.real_text_experiment`: character-level language models
+  on Python's own reference text, per method, tested longer than trained.
 - :mod:`pe_lib.course.mistakes`: common mistakes, made executable.
 - :mod:`pe_lib.course.plotting`: the course's figure style.
 - :mod:`pe_lib.course.explorable`: figures with sliders, drawn in the reader's browser.

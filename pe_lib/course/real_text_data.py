@@ -1,0 +1,246 @@
+r"""Real English text that ships with Python, as character ids for a language model.
+
+Every CPython installation carries the prose of the Python reference manual
+in ``pydoc_data.topics`` (``help("assert")`` prints one of its topics):
+about 465,000 characters of English, code examples and grammar, under 79
+topic names. Nothing is downloaded.
+
+The text is split by topic, so that no passage of the held-out text appears in
+training. Many topics repeat parts of others (``while`` is also a section of
+``compound``), so topics that share a passage of :data:`PASSAGE` characters
+or more are first gathered into groups (:func:`topic_groups`); in the
+alphabetical order of their first topic, every tenth group from the seventh
+on is held out (:func:`heldout_topics`), about one character in ten. The
+topics of each part are joined in alphabetical order, one newline apart.
+
+Characters become ids in a small vocabulary (:data:`VOCABULARY`): the newline
+and the 95 printable ASCII characters, plus one id, :data:`OTHER`, for
+everything else (curly quotes, dashes, an ellipsis: a few hundred characters
+in all, counted by :func:`other_count`).
+
+>>> text = training_text()
+>>> encode("Hi!\u2019").tolist()
+[41, 74, 2, 96]
+>>> decode(encode("assert x"))
+'assert x'
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from pe_lib._checks import require_int
+
+#: The characters that get their own id, in id order (the newline, then ASCII 32 to 126).
+VOCABULARY = "\n" + "".join(chr(code) for code in range(32, 127))
+
+#: The id of every character outside :data:`VOCABULARY`.
+OTHER = len(VOCABULARY)
+
+#: How many ids there are, the vocabulary and the "other" id.
+VOCABULARY_SIZE = OTHER + 1
+
+#: Topics sharing a passage at least this long (in characters) are held out or kept together.
+PASSAGE = 200
+
+#: The held-out groups are those whose index ``i`` in :func:`topic_groups`
+#: has ``i % HELDOUT_EVERY == HELDOUT_OFFSET``.
+HELDOUT_EVERY = 10
+HELDOUT_OFFSET = 6
+
+_LOOKUP = np.full(128, OTHER, dtype=np.int32)
+for _index, _character in enumerate(VOCABULARY):
+    _LOOKUP[ord(_character)] = _index
+
+
+def topics() -> dict[str, str]:
+    """The topics of the Python reference that ship with CPython, by name.
+
+    >>> "assert" in topics()
+    True
+    """
+    from pydoc_data.topics import topics as shipped
+
+    return dict(shipped)
+
+
+@functools.lru_cache(maxsize=1)
+def topic_groups() -> tuple[tuple[str, ...], ...]:
+    """The topics, in groups that share no passage of :data:`PASSAGE` characters with each other.
+
+    Two topics that share such a passage are in one group, and so are
+    their groups (the groups are the connected parts of the "shares a
+    passage" relation). Each group lists its topics alphabetically; the
+    groups are ordered by their first topic.
+
+    >>> [group for group in topic_groups() if "while" in group][0][:4]
+    ('async', 'class', 'compound', 'else')
+    """
+    shipped = topics()
+    leader = {name: name for name in shipped}
+
+    def root(name):
+        while leader[name] != name:
+            name = leader[name]
+        return name
+
+    first_seen = {}
+    for name in sorted(shipped):
+        text = shipped[name]
+        # 64-bit hashes of the passages: a collision, which would only merge two groups, has
+        # a chance below 1e-8.
+        for passage in {hash(text[start:start + PASSAGE]) for start in range(len(text) - PASSAGE + 1)}:
+            other = first_seen.setdefault(passage, name)
+            if other != name:
+                a, b = root(name), root(other)
+                leader[max(a, b)] = min(a, b)
+    groups = {}
+    for name in sorted(shipped):
+        groups.setdefault(root(name), []).append(name)
+    return tuple(sorted(tuple(group) for group in groups.values()))
+
+
+def heldout_topics() -> tuple[str, ...]:
+    """The names of the held-out topics: every tenth group of :func:`topic_groups`, from the seventh.
+
+    >>> groups = topic_groups()[HELDOUT_OFFSET::HELDOUT_EVERY]
+    >>> heldout_topics() == tuple(sorted(name for group in groups for name in group))
+    True
+    """
+    groups = topic_groups()[HELDOUT_OFFSET::HELDOUT_EVERY]
+    return tuple(sorted(name for group in groups for name in group))
+
+
+def training_topics() -> tuple[str, ...]:
+    """The names of the training topics: all the others, in alphabetical order.
+
+    >>> set(training_topics()) & set(heldout_topics())
+    set()
+    """
+    held = set(heldout_topics())
+    return tuple(name for name in sorted(topics()) if name not in held)
+
+
+def _joined(names) -> str:
+    shipped = topics()
+    return "\n".join(shipped[name] for name in names)
+
+
+def training_text() -> str:
+    """The training topics, joined in alphabetical order one newline apart."""
+    return _joined(training_topics())
+
+
+def heldout_text() -> str:
+    """The held-out topics, joined in alphabetical order one newline apart."""
+    return _joined(heldout_topics())
+
+
+def encode(text: str) -> np.ndarray:
+    """The ids of the characters of ``text``; any character outside :data:`VOCABULARY` is :data:`OTHER`.
+
+    >>> encode("\\n a~").tolist(), encode("\u00e9").tolist()
+    ([0, 1, 66, 95], [96])
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+    ids = np.full(codes.shape, OTHER, dtype=np.int32)
+    ascii_ = codes < 128
+    ids[ascii_] = _LOOKUP[codes[ascii_]]
+    return ids
+
+
+def decode(ids) -> str:
+    """The text of ``ids``, with the "other" id written as ``"\\ufffd"``.
+
+    >>> decode([41, 74, 96])
+    'Hi\\ufffd'
+    """
+    ids = np.asarray(ids)
+    if ids.ndim != 1 or not np.issubdtype(ids.dtype, np.integer) or np.any((ids < 0) | (ids > OTHER)):
+        raise ValueError(f"ids must be a 1-D array of integers in [0, {OTHER}], got {ids!r}")
+    return "".join(VOCABULARY[i] if i < OTHER else "\ufffd" for i in ids.tolist())
+
+
+def other_count(text: str) -> int:
+    """How many characters of ``text`` fall outside :data:`VOCABULARY`.
+
+    >>> other_count("\u201cquoted\u201d \u2014 fine")
+    3
+    """
+    return int(np.sum(encode(text) == OTHER))
+
+
+def training_windows(ids, length: int, count: int, *, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """``count`` windows of ``length`` characters from random places in ``ids``, and their next characters.
+
+    Window ``w`` starts at a place drawn uniformly (a NumPy generator seeded
+    with ``seed``); its targets are the same characters one place later, so
+    target ``t`` is the character after input ``t``.
+
+    Args:
+        ids: a 1-D array of character ids, longer than ``length``.
+        length: characters per window, the training length :math:`L`.
+        count: how many windows.
+        seed: the seed of the places.
+
+    Returns:
+        ``(inputs, targets)``, two int32 arrays of shape ``(count, length)``.
+
+    Example:
+        >>> inputs, targets = training_windows(np.arange(10), 4, 2, seed=0)
+        >>> inputs.tolist(), targets.tolist()
+        ([[5, 6, 7, 8], [3, 4, 5, 6]], [[6, 7, 8, 9], [4, 5, 6, 7]])
+    """
+    ids = _ids(ids)
+    length = require_int("length", length, minimum=1)
+    count = require_int("count", count, minimum=1)
+    seed = require_int("seed", seed, minimum=0)
+    if ids.size <= length:
+        raise ValueError(f"ids must hold more than length={length} characters, got {ids.size}")
+    starts = np.random.default_rng(seed).integers(0, ids.size - length, size=count)
+    where = starts[:, None] + np.arange(length)
+    return ids[where], ids[where + 1]
+
+
+def evaluation_windows(ids, length: int, characters: int) -> tuple[np.ndarray, np.ndarray]:
+    """The first ``characters`` predictions of ``ids``, cut into windows of ``length`` side by side.
+
+    The windows do not overlap, and every one starts with an empty context, as
+    in the ALiBi paper's non-overlapping evaluation. ``characters`` must be a
+    multiple of ``length``, so that every length is scored on the same
+    characters.
+
+    Args:
+        ids: a 1-D array of character ids, at least ``characters + 1`` long.
+        length: characters per window.
+        characters: how many characters to predict in all.
+
+    Returns:
+        ``(inputs, targets)`` of shape ``(characters // length, length)``.
+
+    Example:
+        >>> inputs, targets = evaluation_windows(np.arange(9), 4, 8)
+        >>> inputs.tolist(), targets.tolist()
+        ([[0, 1, 2, 3], [4, 5, 6, 7]], [[1, 2, 3, 4], [5, 6, 7, 8]])
+    """
+    ids = _ids(ids)
+    length = require_int("length", length, minimum=1)
+    characters = require_int("characters", characters, minimum=1)
+    if characters % length:
+        raise ValueError(f"characters must be a multiple of length={length}, got {characters}")
+    if ids.size < characters + 1:
+        raise ValueError(f"ids must hold at least characters + 1 = {characters + 1} ids, got {ids.size}")
+    inputs = ids[:characters].reshape(-1, length)
+    targets = ids[1:characters + 1].reshape(-1, length)
+    return inputs, targets
+
+
+def _ids(ids) -> np.ndarray:
+    ids = np.asarray(ids)
+    if ids.ndim != 1 or not np.issubdtype(ids.dtype, np.integer):
+        raise ValueError(f"ids must be a 1-D integer array, got shape {ids.shape} and dtype {ids.dtype}")
+    return ids.astype(np.int32, copy=False)

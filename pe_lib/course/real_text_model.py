@@ -1,0 +1,148 @@
+r"""A small causal character-level language model, one definition for every position method.
+
+:func:`language_model` stacks pre-normalised Transformer blocks, each a
+causal :class:`~pe_lib.layers.PositionalSelfAttention` and a two-layer
+feed-forward network, both inside residual connections, and reads a logit
+per character of the vocabulary at every step. The method of
+:mod:`pe_lib.methods` decides where the positions go: a table added to the
+token vectors (``"sinusoidal"``, ``"learned"``), a rotation of queries and
+keys in every block (``"rope"`` and its context-extension variants), a bias
+on every block's scores (``"alibi"``, ``"t5"``), or nowhere (``"none"``).
+Each block has its own attention layer, so a ``"t5"`` model learns one table
+of bucket biases per block (T5 itself shares the first block's table).
+
+:func:`bits_per_character` scores the logits: the mean of
+:math:`-\log_2 p(\text{next character})`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+
+import keras
+import numpy as np
+
+from pe_lib._checks import require_int, require_positive_float
+from pe_lib.layers import PositionalSelfAttention
+from pe_lib.methods import get_method
+
+
+def language_model(
+    method: str,
+    *,
+    train_length: int,
+    vocabulary_size: int,
+    max_length: int = 1024,
+    depth: int = 64,
+    heads: int = 4,
+    layers: int = 2,
+    feed_forward: int = 4,
+    seed: int = 0,
+    method_options: dict | None = None,
+) -> keras.Model:
+    """An uncompiled causal character-level Transformer language model.
+
+    Token vectors start with unit-variance entries, the scale of the
+    sinusoidal table; a ``"learned"`` table starts the same way. Every block
+    computes ``x + attention(norm(x))`` and then ``x + dense(relu(dense(norm(x))))``,
+    and a last normalisation precedes the read-out.
+
+    Args:
+        method: a name from :data:`pe_lib.methods.METHODS`.
+        train_length: the training length :math:`L`; a ``"learned"`` table
+            has this many rows and refuses longer inputs.
+        vocabulary_size: number of character ids.
+        max_length: rows of the ``"sinusoidal"`` table, the longest input.
+        depth: size of the token vectors, a multiple of ``heads``.
+        heads: attention heads per block.
+        layers: number of blocks.
+        feed_forward: width of the feed-forward layer, in multiples of ``depth``.
+        seed: seed of the initial weights.
+        method_options: more arguments for every block's attention layer,
+            such as ``{"scale": 4.0}`` for ``"rope_pi"``
+            (:class:`~pe_lib.layers.PositionalSelfAttention`).
+
+    Returns:
+        A ``keras.Model`` from ids ``(batch, steps)`` to logits
+        ``(batch, steps, vocabulary_size)``; the logits at step ``t`` depend on
+        the ids at steps ``0..t`` only.
+
+    Example:
+        >>> model = language_model("alibi", train_length=8, vocabulary_size=5, depth=8, heads=2)
+        >>> tuple(model(np.zeros((3, 8), dtype="int32")).shape)
+        (3, 8, 5)
+        >>> language_model("learned", train_length=8, vocabulary_size=5, depth=8, heads=2,
+        ...                ).count_params() - model.count_params()
+        64
+    """
+    entry = get_method(method)
+    train_length = require_int("train_length", train_length, minimum=1)
+    vocabulary_size = require_int("vocabulary_size", vocabulary_size, minimum=1)
+    max_length = require_int("max_length", max_length, minimum=1)
+    depth = require_int("depth", depth, minimum=1)
+    heads = require_int("heads", heads, minimum=1)
+    layers = require_int("layers", layers, minimum=1)
+    feed_forward = require_int("feed_forward", feed_forward, minimum=1)
+    seed = require_int("seed", seed, minimum=0)
+    if depth % heads:
+        raise ValueError(f"depth must be a multiple of heads, got depth={depth} and heads={heads}")
+
+    keras.utils.set_random_seed(seed)
+    tokens = keras.Input(shape=(None,), dtype="int32", name="tokens")
+    unit = keras.initializers.RandomNormal(stddev=1.0)
+    x = keras.layers.Embedding(vocabulary_size, depth, embeddings_initializer=unit, name="embedding")(tokens)
+    if entry.acts_on == "input":
+        rows = max_length if entry.extrapolates else train_length
+        trained = "initializer" in inspect.signature(entry.layer).parameters
+        x = entry.layer(rows, name="positions", **({"initializer": unit} if trained else {}))(x)
+    inside = method if entry.acts_on in ("queries and keys", "scores") else "none"
+    for block in range(layers):
+        attention = PositionalSelfAttention(heads, depth // heads, method=inside, method_options=method_options,
+                                            name=f"attention_{block}")
+        x = x + attention(keras.layers.LayerNormalization(name=f"norm_{block}a")(x))
+        hidden = keras.layers.Dense(feed_forward * depth, activation="relu", name=f"hidden_{block}")(
+            keras.layers.LayerNormalization(name=f"norm_{block}b")(x))
+        x = x + keras.layers.Dense(depth, name=f"back_{block}")(hidden)
+    x = keras.layers.LayerNormalization(name="norm")(x)
+    logits = keras.layers.Dense(vocabulary_size, name="logits")(x)
+    return keras.Model(tokens, logits, name=f"language_model_{method}")
+
+
+def position_losses(logits, targets) -> np.ndarray:
+    r"""The loss of each prediction in bits, :math:`-\log_2 p(\text{target})`, in float64.
+
+    Args:
+        logits: ``(..., vocabulary_size)`` unnormalised log-probabilities.
+        targets: integer ids of shape ``logits.shape[:-1]``.
+
+    Returns:
+        An array of shape ``targets.shape``.
+
+    Example:
+        Probabilities 1/4, 1/4 and 1/2 (logits ``log 1, log 1, log 2``):
+
+        >>> logits = np.log([[1.0, 1.0, 2.0], [1.0, 1.0, 2.0]])
+        >>> position_losses(logits, [2, 0])
+        array([1., 2.])
+    """
+    logits = np.asarray(logits, dtype=np.float64)
+    targets = np.asarray(targets)
+    if logits.ndim < 1 or targets.shape != logits.shape[:-1]:
+        raise ValueError(f"targets must have shape {logits.shape[:-1]} (logits without the last axis), "
+                         f"got {targets.shape}")
+    if not np.issubdtype(targets.dtype, np.integer) or np.any((targets < 0) | (targets >= logits.shape[-1])):
+        raise ValueError(f"targets must be integer ids in [0, {logits.shape[-1]}), got {targets!r}")
+    top = logits.max(axis=-1, keepdims=True)
+    log_total = np.log(np.exp(logits - top).sum(axis=-1)) + top[..., 0]
+    chosen = np.take_along_axis(logits, targets[..., None].astype(np.intp), axis=-1)[..., 0]
+    return (log_total - chosen) / math.log(2.0)
+
+
+def bits_per_character(logits, targets) -> float:
+    """The mean of :func:`position_losses`: bits per character.
+
+    >>> bits_per_character(np.zeros((2, 3, 4)), np.zeros((2, 3), dtype=int))
+    2.0
+    """
+    return float(position_losses(logits, targets).mean())

@@ -1,0 +1,314 @@
+"""The real-text language models: data, model, evaluation, the experiment and its CSV.
+
+References are independent of the code under test: the split is checked by
+searching the training text for held-out passages, causality by changing
+later characters, bits per character against probabilities worked by hand
+with fractions, parameter counts against a count written out layer by layer.
+"""
+
+import csv
+import dataclasses
+import math
+import statistics
+from fractions import Fraction
+from pathlib import Path
+
+import keras
+import matplotlib
+import numpy as np
+import pytest
+
+from pe_lib.course import real_text_data as data
+from pe_lib.course.real_text import (CONFIGS, ROPE_VARIANTS, TRAINED_METHODS, RealTextConfig, run_real_text,
+                                     with_rope_variant)
+from pe_lib.course.real_text_model import bits_per_character, language_model, position_losses
+from pe_lib.layers import PositionalSelfAttention
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+LARGE_CSV = ROOT / "chapters" / "data" / "real_text_large.csv"
+CHAPTER = ROOT / "chapters" / "real_text.ipynb"
+
+#: A configuration that trains in about a second: for checking the code path, not the numbers.
+TINY = RealTextConfig("tiny", train_length=8, steps=3, batch_size=4, depth=8, heads=2, layers=1, feed_forward=1,
+                      learning_rate=1e-2, evaluation_characters=256, scales=(1, 2, 4),
+                      methods=("rope", "learned", "alibi"))
+
+
+# --- data ---------------------------------------------------------------------------------------
+
+
+def test_split_covers_every_topic_once():
+    train, held = set(data.training_topics()), set(data.heldout_topics())
+    assert train.isdisjoint(held)
+    assert train | held == set(data.topics())
+    assert held, "something must be held out"
+
+
+def test_no_heldout_passage_is_in_the_training_text():
+    training = data.training_text()
+    heldout = data.heldout_text()
+    for start in range(0, len(heldout) - data.PASSAGE, 50):
+        assert heldout[start:start + data.PASSAGE] not in training, start
+
+
+def test_heldout_share_is_about_a_tenth():
+    share = len(data.heldout_text()) / (len(data.heldout_text()) + len(data.training_text()))
+    assert 0.05 < share < 0.2
+
+
+def test_encoding_by_hand():
+    # newline 0, space 1, "A" is ASCII 65 -> 65 - 31 = 34, "~" 126 -> 95; the rest is OTHER
+    assert data.encode("\n A~").tolist() == [0, 1, 34, 95]
+    assert data.encode("\u2018\u00e9\t").tolist() == [data.OTHER] * 3
+    assert data.VOCABULARY_SIZE == 97
+    assert data.decode(data.encode("x = 'y'\n")) == "x = 'y'\n"
+    assert data.other_count("a\u2014b\u2026") == 2
+
+
+def test_other_characters_are_few():
+    text = data.training_text() + data.heldout_text()
+    assert 0 < data.other_count(text) < 0.005 * len(text)
+
+
+def test_training_windows_are_text_and_its_next_characters():
+    ids = np.arange(1000, dtype=np.int32)
+    inputs, targets = data.training_windows(ids, 16, 50, seed=3)
+    assert inputs.shape == targets.shape == (50, 16)
+    assert np.array_equal(targets, inputs + 1)
+    assert np.array_equal(np.diff(inputs, axis=1), np.ones((50, 15)))
+    again, _ = data.training_windows(ids, 16, 50, seed=3)
+    assert np.array_equal(inputs, again)
+    assert inputs.min() >= 0 and targets.max() <= 999
+
+
+def test_evaluation_windows_score_the_same_characters_at_every_length():
+    ids = np.arange(100, dtype=np.int32)
+    for length in (4, 8, 16):
+        inputs, targets = data.evaluation_windows(ids, length, 64)
+        assert inputs.ravel().tolist() == list(range(64))
+        assert targets.ravel().tolist() == list(range(1, 65))
+
+
+@pytest.mark.parametrize("call", [
+    lambda: data.evaluation_windows(np.arange(100), 8, 60),
+    lambda: data.evaluation_windows(np.arange(10), 4, 12),
+    lambda: data.training_windows(np.arange(4), 4, 1, seed=0),
+    lambda: data.decode([97]),
+])
+def test_bad_input_is_refused(call):
+    with pytest.raises(ValueError):
+        call()
+
+
+# --- model --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("method", TRAINED_METHODS + ROPE_VARIANTS)
+def test_no_position_sees_the_future(method):
+    """Changing the characters after position t leaves every logit up to t unchanged."""
+    options = {"scale": 2.0, "original_length": 8} if method in ROPE_VARIANTS else None
+    model = language_model(method, train_length=8, vocabulary_size=11, depth=8, heads=2, layers=2,
+                           max_length=16, method_options=options)
+    rng = np.random.default_rng(0)
+    ids = rng.integers(0, 11, size=(2, 8)).astype("int32")
+    before = keras.ops.convert_to_numpy(model(ids))
+    for t in (0, 3, 6):
+        changed = ids.copy()
+        changed[:, t + 1:] = (changed[:, t + 1:] + 1 + rng.integers(0, 10, size=changed[:, t + 1:].shape)) % 11
+        after = keras.ops.convert_to_numpy(model(changed))
+        np.testing.assert_allclose(after[:, :t + 1], before[:, :t + 1], rtol=0, atol=1e-5)
+        assert not np.allclose(after[:, t + 1:], before[:, t + 1:], atol=1e-3)
+
+
+def test_parameter_counts_by_hand():
+    vocabulary, depth, hidden, layers, length = 11, 8, 16, 2, 8
+    per_block = 4 * depth * depth + 2 * 2 * depth + (depth * hidden + hidden) + (hidden * depth + depth)
+    plain = vocabulary * depth + layers * per_block + 2 * depth + (depth * vocabulary + vocabulary)
+    counts = {method: language_model(method, train_length=length, vocabulary_size=vocabulary, depth=depth,
+                                     heads=2, layers=layers, feed_forward=2, max_length=64).count_params()
+              for method in TRAINED_METHODS}
+    assert counts["none"] == counts["sinusoidal"] == counts["rope"] == counts["alibi"] == plain
+    assert counts["learned"] == plain + length * depth
+    assert counts["t5"] == plain + layers * 32 * 2  # 32 buckets, 2 heads, one table per block
+
+
+def test_learned_refuses_longer_windows():
+    model = language_model("learned", train_length=8, vocabulary_size=5, depth=8, heads=2)
+    with pytest.raises(ValueError, match="max_length"):
+        model(np.zeros((1, 9), dtype="int32"))
+
+
+def test_bits_per_character_worked_by_hand():
+    # p = (1/8, 3/8, 1/2): target 2 costs 1 bit, target 0 three bits, target 1 log2(8/3).
+    probabilities = [Fraction(1, 8), Fraction(3, 8), Fraction(1, 2)]
+    logits = np.log([float(p) for p in probabilities]) + 5.0  # a shift changes nothing
+    losses = position_losses(np.array([logits, logits, logits]), np.array([2, 0, 1]))
+    np.testing.assert_allclose(losses, [1.0, 3.0, 3.0 - math.log2(3)], rtol=0, atol=1e-12)
+    expected = (1 + 3 + (3 - math.log2(3))) / 3
+    assert abs(bits_per_character(np.array([logits] * 3), np.array([2, 0, 1])) - expected) < 1e-12
+    # a uniform guess over the 97 ids costs log2(97) bits per character, whatever the text
+    uniform = bits_per_character(np.zeros((4, 5, 97)), np.arange(20).reshape(4, 5))
+    assert abs(uniform - math.log2(97)) < 1e-12
+
+
+def test_position_losses_refuses_mismatched_targets():
+    with pytest.raises(ValueError, match="targets"):
+        position_losses(np.zeros((2, 3, 4)), np.zeros((2, 4), dtype=int))
+    with pytest.raises(ValueError, match="targets"):
+        position_losses(np.zeros((2, 4)), np.array([0, 4]))
+
+
+def test_causal_attention_without_positions_counts_the_visible_tokens():
+    """Equal scores on a distinct first token: weight 1/(p+1) at position p (Haviv et al.)."""
+    layer = PositionalSelfAttention(heads=1, key_dim=4, method="none")
+    first, rest = np.eye(4, dtype="float32")[:2]
+    inputs = np.stack([first] + [rest] * 7)[None]
+    layer(inputs)
+    layer.query.kernel.assign(np.zeros((4, 4), dtype="float32"))  # every score 0: uniform attention
+    for dense in (layer.value, layer.output_projection):
+        dense.kernel.assign(np.eye(4, dtype="float32"))
+    outputs = keras.ops.convert_to_numpy(layer(inputs))[0]
+    for p in range(8):
+        weight = Fraction(1, p + 1)
+        expected = [float(weight), float(1 - weight), 0.0, 0.0]
+        np.testing.assert_allclose(outputs[p], expected, rtol=0, atol=1e-6)
+
+
+# --- training and evaluation ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def tiny_run():
+    return run_real_text(TINY, keep_models=True)
+
+
+def test_run_has_a_row_per_method_seed_and_length(tiny_run):
+    keys = {(row["method"], row["length"]) for row in tiny_run.rows}
+    expected = {(m, n) for m in TINY.methods for n in TINY.lengths}
+    expected |= {(v, n) for v in ROPE_VARIANTS for n in TINY.lengths[1:]}
+    assert keys == expected
+    learned = {row["length"]: row["bits_per_character"] for row in tiny_run.rows if row["method"] == "learned"}
+    assert learned[8] is not None and learned[16] is None and learned[32] is None
+    for row in tiny_run.rows:
+        if row["bits_per_character"] is not None:
+            assert 0 < row["bits_per_character"] < 10
+    assert tiny_run.position_curves[("alibi", 0)].shape == (32,)
+    assert tiny_run.position_curves[("learned", 0)].shape == (8,)
+
+
+def test_stretch_by_one_changes_nothing(tiny_run):
+    model = tiny_run.models[("rope", 0)]
+    ids = data.encode(data.heldout_text()[:16])[None]
+    plain = keras.ops.convert_to_numpy(model(ids))
+    for variant in ("rope_pi", "rope_ntk"):
+        same = keras.ops.convert_to_numpy(with_rope_variant(model, variant, 1.0, TINY)(ids))
+        np.testing.assert_allclose(same, plain, rtol=0, atol=1e-5)
+    stretched = keras.ops.convert_to_numpy(with_rope_variant(model, "rope_pi", 2.0, TINY)(ids))
+    assert not np.allclose(stretched, plain, atol=1e-4)
+
+
+def test_config_checks():
+    with pytest.raises(ValueError, match="evaluation_characters"):
+        dataclasses.replace(TINY, evaluation_characters=100)
+    with pytest.raises(ValueError, match="scales"):
+        dataclasses.replace(TINY, scales=(2, 4))
+    with pytest.raises(ValueError, match="method"):
+        dataclasses.replace(TINY, methods=("cosine",))
+
+
+# --- the experiment, its CSV and the chapter ------------------------------------------------------
+
+
+def test_experiment_writes_what_run_real_text_computes(tmp_path, monkeypatch, tiny_run):
+    """The experiment's CSV holds run_real_text's numbers, for methods trained alone or after others.
+
+    The experiment trains ALiBi and the learned table only, in another
+    order than ``tiny_run`` (which trained RoPE first): each method's
+    numbers must not depend on what was trained before it in the process,
+    which is what lets the chapter train four methods and the experiment
+    six and still agree.
+    """
+    from pe_lib.course import real_text, real_text_experiment
+
+    monkeypatch.setitem(real_text.CONFIGS, "tiny", TINY)
+    out = tmp_path / "tiny.csv"
+    real_text_experiment.main(["--config", "tiny", "--methods", "alibi", "learned", "--out", str(out),
+                               "--bin-width", "4", "--quiet", "--backend", keras.backend.backend()])
+    metadata, rows = real_text_experiment.read_results(out)
+    assert {"command", "config", "seeds", "versions", "backend", "device"} <= set(metadata)
+    assert metadata["seeds"] == "0" and "keras" in metadata["versions"]
+    with open(out) as handle:  # the same file read with the csv module alone
+        plain = list(csv.DictReader(line for line in handle if not line.startswith("#")))
+    expected = {(row["method"], row["length"]): row["bits_per_character"] for row in tiny_run.rows
+                if row["method"] in ("alibi", "learned")}
+    assert len(plain) == len(rows) == len(expected)
+    for row in plain:
+        value = expected[(row["method"], int(row["length"]))]
+        if value is None:
+            assert row["bits_per_character"] == ""
+        else:
+            assert float(row["bits_per_character"]) == pytest.approx(value, rel=0, abs=1e-9)
+    _, positions = real_text_experiment.read_results(real_text_experiment.positions_path(out))
+    alibi = [row["bits_per_character"] for row in positions if row["method"] == "alibi"]
+    np.testing.assert_allclose(alibi, tiny_run.position_curves[("alibi", 0)].reshape(-1, 4).mean(axis=1))
+
+
+def test_large_run_figure_redraws_from_the_csv():
+    from pe_lib.course.real_text_experiment import read_results
+    from pe_lib.course.real_text_results import draw_bits_by_length
+
+    metadata, rows = read_results(LARGE_CSV)
+    assert metadata["command"].startswith("python3 tasks.py experiment real-text")
+    config = CONFIGS["large"]
+    assert metadata["seeds"] == " ".join(map(str, config.seeds))
+    fig, ax = plt.subplots()
+    drawn = draw_bits_by_length(ax, rows, ["sinusoidal", "rope", "alibi", "t5"], train_length=config.train_length)
+    plt.close(fig)
+    with open(LARGE_CSV) as handle:
+        plain = list(csv.DictReader(line for line in handle if not line.startswith("#")))
+    for method, (lengths, means) in drawn.items():
+        assert lengths.tolist() == list(config.lengths)
+        for length, mean in zip(lengths, means):
+            values = [float(r["bits_per_character"]) for r in plain
+                      if r["method"] == method and int(r["length"]) == length]
+            assert len(values) == len(config.seeds)
+            assert mean == pytest.approx(statistics.fmean(values), abs=1e-12)
+
+
+def _chapter_live_table() -> dict[str, list[float | None]]:
+    """The chapter's glued table of its live run: {method label: bits at L, 2L, 4L, 8L}."""
+    import nbformat
+
+    notebook = nbformat.read(CHAPTER, as_version=4)
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []):
+            if output.get("metadata", {}).get("scrapbook", {}).get("name") == "realtext_live_table":
+                table = output["data"]["application/papermill.record/text/markdown"]
+                rows = [line.strip("| ").split(" | ") for line in table.splitlines()[2:]]
+                return {row[0]: [None if cell == "—" else float(cell) for cell in row[1:]] for row in rows}
+    raise AssertionError("the chapter glues no realtext_live_table")
+
+
+@pytest.mark.skipif(keras.backend.backend() != "tensorflow", reason="the chapter runs on TensorFlow")
+def test_experiment_small_config_gives_the_chapters_live_numbers(tmp_path):
+    """`experiment real-text --config small`, ALiBi only, against the chapter's committed table.
+
+    On the processor that ran the chapter the numbers agree to the table's
+    rounding; on another, training rounds differently, so the tolerance is
+    0.05 bits per character.
+    """
+    from pe_lib.course import real_text_experiment
+    from pe_lib.course.real_text_results import label
+
+    out = tmp_path / "small.csv"
+    real_text_experiment.main(["--config", "small", "--methods", "alibi", "--out", str(out), "--quiet",
+                               "--backend", "tensorflow"])
+    _, rows = real_text_experiment.read_results(out)
+    chapter = _chapter_live_table()[label("alibi")]
+    lengths = CONFIGS["small"].lengths
+    for length, expected in zip(lengths, chapter):
+        found = [row["bits_per_character"] for row in rows if row["method"] == "alibi" and row["length"] == length]
+        assert abs(found[0] - expected) < 0.05, (length, found, expected)
