@@ -149,6 +149,17 @@ def test_every_offset_step_moves_each_depths_marker_onto_its_curve():
         assert step["args"] == [{"visible": [k == j for k in range(3)] * 2}]
 
 
+def test_the_markers_label_stays_clear_of_the_axis_ends():
+    # Offsets 0 to 100: the label sits right of a marker near 0, left of one near 100.
+    figure = dot_product_by_offset(range(101), (4, 8), offset=0)
+    steps = figure.layout["sliders"][0]["steps"]
+    sides = {k: step["args"][0]["textposition"] for k, step in zip(range(101), steps)}
+    assert sides[0] == sides[19] == "top right"
+    assert sides[50] == "top center"
+    assert sides[81] == sides[100] == "top left"
+    assert figure.data[2]["textposition"] == figure.data[3]["textposition"] == "top right"
+
+
 # --- RoPE: the query and the key --------------------------------------------------------
 
 

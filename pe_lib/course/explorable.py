@@ -476,11 +476,20 @@ def dot_product_by_offset(offsets=range(101), depths=(4, 8, 16, 32, 64, 128, 512
     active_depth = _initial("depth", depth, depths, "the depths")
     curves = [offset_similarity(offsets, d, base=base) / (d / 2) for d in depths]
 
+    low, high = min(offsets), max(offsets)
+
+    def label_side(k: int) -> str:
+        """Where the label goes: away from the nearer end of the axis, so that a
+        phone's narrow plot does not cut it off."""
+        fraction = (k - low) / (high - low) if high > low else 0.5
+        return "top right" if fraction < 0.2 else "top left" if fraction > 0.8 else "top center"
+
     def marker(k_index: int) -> dict:
-        """The x, y and text lists of every depth's marker at the offset offsets[k_index]."""
+        """The x, y, text and label side of every depth's marker at the offset offsets[k_index]."""
         values = [_rounded([curve[k_index]])[0] for curve in curves]
         return {"x": [[offsets[k_index]]] * len(depths), "y": [[v] for v in values],
-                "text": [[f"{v:.4f}".replace("-", "−")] for v in values]}
+                "text": [[f"{v:.4f}".replace("-", "−")] for v in values],
+                "textposition": label_side(offsets[k_index])}  # one value: every depth's marker
 
     first = marker(active_offset)
     count = len(depths)
@@ -491,7 +500,7 @@ def dot_product_by_offset(offsets=range(101), depths=(4, 8, 16, 32, 64, 128, 512
     ] + [
         {"type": "scatter", "mode": "markers+text", "x": first["x"][j], "y": first["y"][j],
          "text": first["text"][j], "visible": j == active_depth, "showlegend": False,
-         "textposition": "top center", "textfont": {"size": 14, "color": COLOURS[4]},
+         "textposition": first["textposition"], "textfont": {"size": 14, "color": COLOURS[4]},
          "marker": {"color": COLOURS[4], "size": 12, "line": {"color": "white", "width": 1.5}}}
         for j in range(count)
     ]
