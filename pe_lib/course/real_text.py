@@ -16,7 +16,7 @@ budget and the evaluation; :data:`CONFIGS` holds the two the course uses,
    loss at each position of the longest windows;
 3. for ``"rope"``, tests the same weights at :math:`sL` with each
    context-extension variant of :data:`ROPE_VARIANTS` (``"rope_pi"``,
-   ``"rope_ntk"``, ``"rope_yarn_paper"``) at scale :math:`s > 1`, without retraining (at
+   ``"rope_ntk"``, ``"rope_yarn"``) at scale :math:`s > 1`, without retraining (at
    :math:`s = 1` every variant is plain RoPE).
 
 A ``"learned"`` model has no position past :math:`L`; it is scored at
@@ -42,12 +42,11 @@ from pe_lib.methods import get_method, method_names
 #: The methods trained, in the order of the tables (the comparison of the ALiBi paper, and none).
 TRAINED_METHODS = ("none", "sinusoidal", "learned", "rope", "alibi", "t5")
 
-#: RoPE's context-extension variants, applied at test time to the trained ``"rope"`` model.
-#: The context-extension variants the chapter and its committed larger run measure:
-#: position interpolation, NTK-aware scaling and YaRN as the paper's equation reads
-#: (the larger run was made when that was the registry's ``"rope_yarn"``). YaRN as
-#: the released models ship it, dynamic NTK and Llama 3 are measured in the RoPE chapter.
-ROPE_VARIANTS = ("rope_pi", "rope_ntk", "rope_yarn_paper")
+#: RoPE's context-extension variants, applied at test time to the trained ``"rope"`` model:
+#: position interpolation, NTK-aware scaling and YaRN as released models ship it.
+#: YaRN as its paper's equation reads, dynamic NTK and Llama 3's rule are compared
+#: in the RoPE chapter.
+ROPE_VARIANTS = ("rope_pi", "rope_ntk", "rope_yarn")
 
 
 @dataclasses.dataclass(frozen=True)
