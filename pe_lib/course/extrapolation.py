@@ -27,7 +27,6 @@ put in at test time, without retraining.
 from __future__ import annotations
 
 import dataclasses
-import inspect
 
 import keras
 import numpy as np
@@ -35,6 +34,7 @@ from keras import ops
 
 from pe_lib._checks import require_int, require_positive_float
 from pe_lib.alibi import alibi_block
+from pe_lib.course.model_inputs import attention_method, token_vectors
 from pe_lib.course.order_classifier import order_accuracy
 from pe_lib.course.order_tasks import FILLER_START, marker_order_task
 from pe_lib.layers import PositionalSelfAttention
@@ -127,7 +127,7 @@ def extrapolation_model(
         ...
         ValueError: ...the input has 9 steps but max_length is 8...
     """
-    entry = get_method(method)
+    get_method(method)
     train_length = require_int("train_length", train_length, minimum=2)
     max_length = require_int("max_length", max_length, minimum=1)
     vocabulary_size = require_int("vocabulary_size", vocabulary_size, minimum=1)
@@ -138,19 +138,10 @@ def extrapolation_model(
     if depth % heads:
         raise ValueError(f"depth must be a multiple of heads, got depth={depth} and heads={heads}")
 
-    keras.utils.set_random_seed(seed)
-    tokens = keras.Input(shape=(None,), dtype="int32", name="tokens")
-    unit = keras.initializers.RandomNormal(stddev=1.0)
-    x = keras.layers.Embedding(vocabulary_size, depth, embeddings_initializer=unit, name="embedding")(tokens)
-    if entry.acts_on == "input":
-        rows = max_length if entry.extrapolates else train_length
-        trained = "initializer" in inspect.signature(entry.layer).parameters
-        options = {"initializer": unit} if trained else {}
-        x = entry.layer(rows, name="positions", **options)(x)
-    attention = PositionalSelfAttention(
-        heads, depth // heads, method=method if entry.acts_on in ("queries and keys", "scores") else "none",
-        method_options=method_options, name="attention",
-    )
+    tokens, x = token_vectors(method, train_length=train_length, max_length=max_length,
+                              vocabulary_size=vocabulary_size, depth=depth, seed=seed)
+    attention = PositionalSelfAttention(heads, depth // heads, method=attention_method(method),
+                                        method_options=method_options, name="attention")
     x = keras.layers.LayerNormalization(name="norm")(x + attention(x))
     logit = keras.layers.Dense(1, name="logit")(x[:, -1, :])
     model = keras.Model(tokens, logit, name=f"extrapolation_{method}")

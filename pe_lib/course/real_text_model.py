@@ -17,13 +17,13 @@ of bucket biases per block (T5 itself shares the first block's table).
 
 from __future__ import annotations
 
-import inspect
 import math
 
 import keras
 import numpy as np
 
 from pe_lib._checks import require_int, require_positive_float
+from pe_lib.course.model_inputs import attention_method, token_vectors
 from pe_lib.layers import PositionalSelfAttention
 from pe_lib.methods import get_method
 
@@ -76,7 +76,7 @@ def language_model(
         ...                ).count_params() - model.count_params()
         64
     """
-    entry = get_method(method)
+    get_method(method)
     train_length = require_int("train_length", train_length, minimum=1)
     vocabulary_size = require_int("vocabulary_size", vocabulary_size, minimum=1)
     max_length = require_int("max_length", max_length, minimum=1)
@@ -88,15 +88,9 @@ def language_model(
     if depth % heads:
         raise ValueError(f"depth must be a multiple of heads, got depth={depth} and heads={heads}")
 
-    keras.utils.set_random_seed(seed)
-    tokens = keras.Input(shape=(None,), dtype="int32", name="tokens")
-    unit = keras.initializers.RandomNormal(stddev=1.0)
-    x = keras.layers.Embedding(vocabulary_size, depth, embeddings_initializer=unit, name="embedding")(tokens)
-    if entry.acts_on == "input":
-        rows = max_length if entry.extrapolates else train_length
-        trained = "initializer" in inspect.signature(entry.layer).parameters
-        x = entry.layer(rows, name="positions", **({"initializer": unit} if trained else {}))(x)
-    inside = method if entry.acts_on in ("queries and keys", "scores") else "none"
+    tokens, x = token_vectors(method, train_length=train_length, max_length=max_length,
+                              vocabulary_size=vocabulary_size, depth=depth, seed=seed)
+    inside = attention_method(method)
     for block in range(layers):
         attention = PositionalSelfAttention(heads, depth // heads, method=inside, method_options=method_options,
                                             name=f"attention_{block}")
