@@ -35,6 +35,7 @@ import pytest
 from classroom import sandbox
 from classroom.build import build_to_grade
 from classroom.masters import ROOT
+from test_red_team import ATTACKS
 
 # Skipped where bubblewrap cannot run, except under CI, where that is a failure.
 pytestmark = pytest.mark.skipif(bool(sandbox.check()) and not os.environ.get("CI"), reason=sandbox.check() or "")
@@ -56,17 +57,9 @@ for path in glob.glob('{course}/**/*', recursive=True) + ['{course}/scores.csv',
 raise RuntimeError('uid %d touched %d' % (os.getuid(), touched))
 """
 
-#: Three processes that together pass the 1 GiB budget: the watch must see them from outside.
-HOG = """
-import subprocess, sys, time
-hog = 'import time\\nx = b"x" * (450 << 20)\\ntime.sleep(60)'
-children = [subprocess.Popen([sys.executable, '-c', hog]) for _ in range(3)]
-while True:
-    try:
-        time.sleep(20)
-    except BaseException:
-        pass
-"""
+#: The red team's attack of three processes that together pass the 1 GiB budget: the
+#: watch must see them from outside.
+HOG = ATTACKS["memory_in_many_processes"]
 
 GRADE = """
 import json, os, sys
