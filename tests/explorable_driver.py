@@ -105,10 +105,24 @@ def drag(page, start: tuple[float, float], end: tuple[float, float], touch: bool
     session.detach()
 
 
+def settled_geometry(page, figure_id: str, index: int, tries: int = 40) -> dict:
+    """Slider ``index``'s geometry once two readings 50 ms apart agree: a page that
+    is still laying out (a scroll, a late font, plotly.js resizing the figure to
+    its column) would otherwise move the ticks between measuring and dragging."""
+    geometry = page.evaluate(_SLIDER_GEOMETRY, [figure_id, index])
+    for _ in range(tries):
+        page.wait_for_timeout(50)
+        again = page.evaluate(_SLIDER_GEOMETRY, [figure_id, index])
+        if again == geometry:
+            return geometry
+        geometry = again
+    raise AssertionError(f"{figure_id} slider {index} kept moving for {tries * 50} ms; last at {geometry['grip']}")
+
+
 def move_slider(page, figure_id: str, index: int, target: int, touch: bool) -> dict:
     """Drag slider ``index`` of the figure from its grip to step ``target``; return its geometry."""
     page.locator(f"#{figure_id}").scroll_into_view_if_needed()
-    geometry = page.evaluate(_SLIDER_GEOMETRY, [figure_id, index])
+    geometry = settled_geometry(page, figure_id, index)
     grip_x, grip_y, grip_w, grip_h = geometry["grip"]
     tick_x, _, tick_w, _ = geometry["ticks"][target]
     centre_y = grip_y + grip_h / 2

@@ -79,7 +79,9 @@ def summarise(rows) -> dict[tuple[str, int], tuple[float, float, int] | None]:
 def results_table(rows, methods, lengths, *, train_length: int, spread: bool = True) -> str:
     """A Markdown table: one row per method, bits per character at each length.
 
-    Cells read ``mean ± spread`` (two decimals) when ``spread``, the mean
+    Cells read ``mean ± spread`` (two decimals) when ``spread``, with a
+    no-break space after ``±`` so that a narrow column breaks a cell into
+    ``mean`` over ``± spread``, never between ``±`` and its number; the mean
     alone otherwise; a length the method cannot read is ``—``. The header
     names each length as a multiple of ``train_length``.
 
@@ -89,6 +91,9 @@ def results_table(rows, methods, lengths, *, train_length: int, spread: bool = T
     | method | L = 4 | 2L = 8 |
     | --- | --- | --- |
     | learned | 2.35 | — |
+    >>> rows.append({"method": "learned", "seed": 1, "length": 4, "bits_per_character": 2.445})
+    >>> results_table(rows, ["learned"], [4], train_length=4).splitlines()[-1]
+    '| learned | 2.40 ±\\xa00.07 |'
     """
     summary = summarise(rows)
     header = ["method"] + [f"{'' if n == train_length else n // train_length}L = {n}" for n in lengths]
@@ -100,7 +105,7 @@ def results_table(rows, methods, lengths, *, train_length: int, spread: bool = T
             if found is None:
                 cells.append("—")
             elif spread:
-                cells.append(f"{found[0]:.2f} ± {found[1]:.2f}")
+                cells.append(f"{found[0]:.2f} ±\N{NO-BREAK SPACE}{found[1]:.2f}")
             else:
                 cells.append(f"{found[0]:.2f}")
         body.append(cells)
