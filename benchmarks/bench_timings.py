@@ -46,8 +46,12 @@ def chapter_time(path: Path) -> float:
 
 def pytest_time(*arguments: str, **environment: str) -> tuple[float, int]:
     began = time.perf_counter()
-    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *arguments],
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rf", *arguments],
                             cwd=ROOT, capture_output=True, text=True, env={**os.environ, **environment})
+    if result.returncode:
+        # the figures alone do not say what to fix: show pytest's summary of the failures
+        summary = result.stdout.partition("short test summary info")[2] or result.stdout[-3000:]
+        print(summary.strip(), flush=True)
     return time.perf_counter() - began, result.returncode
 
 

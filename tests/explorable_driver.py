@@ -88,21 +88,32 @@ def read(page, figure_id: str) -> dict:
 
 
 def drag(page, start: tuple[float, float], end: tuple[float, float], touch: bool) -> None:
-    """Press at ``start``, move to ``end`` in small steps, release: mouse or finger."""
+    """Press at ``start``, move to ``end`` in small steps, release: mouse or finger.
+
+    Each step waits ``STEP_MS``, as a hand does: every step redraws the figure, and
+    a busy machine must not receive the next step while it is still drawing."""
     path = [(start[0] + (end[0] - start[0]) * t / 4, start[1]) for t in range(5)]
     if not touch:
         page.mouse.move(*start)
         page.mouse.down()
         for x, y in path[1:]:
+            page.wait_for_timeout(STEP_MS)
             page.mouse.move(x, y)
+        page.wait_for_timeout(STEP_MS)
         page.mouse.up()
         return
     session = page.context.new_cdp_session(page)
     kinds = ["touchStart"] + ["touchMove"] * (len(path) - 1)
     for kind, (x, y) in zip(kinds, path):
         session.send("Input.dispatchTouchEvent", {"type": kind, "touchPoints": [{"x": x, "y": y}]})
+        page.wait_for_timeout(STEP_MS)
     session.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
     session.detach()
+
+
+#: The pause between the steps of a drag, in milliseconds.
+STEP_MS = 60
+_ACTIVE_STEP = "([id, i]) => document.getElementById(id).layout.sliders[i].active"
 
 
 def settled_geometry(page, figure_id: str, index: int, tries: int = 40) -> dict:
@@ -127,7 +138,14 @@ def move_slider(page, figure_id: str, index: int, target: int, touch: bool) -> d
     tick_x, _, tick_w, _ = geometry["ticks"][target]
     centre_y = grip_y + grip_h / 2
     drag(page, (grip_x + grip_w / 2, centre_y), (tick_x + tick_w / 2, centre_y), touch)
-    page.wait_for_timeout(50)
+    # plotly.js moves the grip to its step with a short transition; read the step once it rests
+    active = page.evaluate(_ACTIVE_STEP, [figure_id, index])
+    for _ in range(20):
+        page.wait_for_timeout(200)
+        now = page.evaluate(_ACTIVE_STEP, [figure_id, index])
+        if now == active:
+            break
+        active = now
     return geometry
 
 
