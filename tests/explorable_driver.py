@@ -260,6 +260,10 @@ def move_every_slider(page, touch: bool, screenshots: Path | None = None, tag: s
     """
     problems, measured = [], {}
     for figure_id in figure_ids(page):
+        # A resize of the window (a full-page screenshot makes two) leaves plotly.js a
+        # redraw to do 100 ms later, which would move the slider under the pointer;
+        # plotly.js's own resize cancels that pending redraw and resolves once it has drawn.
+        page.evaluate("id => Plotly.Plots.resize(document.getElementById(id))", figure_id)
         before = read(page, figure_id)
         check = CHECKS[before["meta"]["figure"]]
         problems += [f"{figure_id} {tag} as first drawn: {p}" for p in check(before)]
