@@ -89,3 +89,18 @@ def require_even(name: str, value, *, reason: str) -> int:
     if value % 2:
         raise ValueError(f"{name} must be even ({reason}), got {value}")
     return value
+
+
+def require_multiple(name: str, value: int, of_name: str, of: int) -> int:
+    """Return ``value`` if ``of`` divides it, or raise, naming both.
+
+    >>> require_multiple("depth", 8, "heads", 4)
+    8
+    >>> require_multiple("depth", 10, "heads", 4)
+    Traceback (most recent call last):
+    ...
+    ValueError: depth must be a multiple of heads, got depth=10 and heads=4
+    """
+    if value % of:
+        raise ValueError(f"{name} must be a multiple of {of_name}, got {name}={value} and {of_name}={of}")
+    return value

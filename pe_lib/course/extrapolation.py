@@ -32,7 +32,7 @@ import keras
 import numpy as np
 from keras import ops
 
-from pe_lib._checks import require_int, require_positive_float
+from pe_lib._checks import require_int, require_multiple, require_positive_float
 from pe_lib.alibi import alibi_block
 from pe_lib.course.model_inputs import attention_method, token_vectors
 from pe_lib.course.order_classifier import order_accuracy
@@ -135,8 +135,7 @@ def extrapolation_model(
     heads = require_int("heads", heads, minimum=1)
     learning_rate = require_positive_float("learning_rate", learning_rate)
     seed = require_int("seed", seed, minimum=0)
-    if depth % heads:
-        raise ValueError(f"depth must be a multiple of heads, got depth={depth} and heads={heads}")
+    require_multiple("depth", depth, "heads", heads)
 
     tokens, x = token_vectors(method, train_length=train_length, max_length=max_length,
                               vocabulary_size=vocabulary_size, depth=depth, seed=seed)

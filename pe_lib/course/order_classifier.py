@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import keras
 import numpy as np
 
-from pe_lib._checks import require_int, require_positive_float
+from pe_lib._checks import require_int, require_multiple, require_positive_float
 from pe_lib.layers import TokenAndPositionEmbedding
 from pe_lib.methods import get_method, method_names
 from pe_lib.course.order_tasks import marker_order_task
@@ -99,8 +99,7 @@ def order_classifier(
     hidden = require_int("hidden", hidden, minimum=1)
     seed = require_int("seed", seed, minimum=0)
     optimizer = _adam(learning_rate, decay_steps)
-    if depth % heads:
-        raise ValueError(f"depth must be a multiple of heads, got depth={depth} and heads={heads}")
+    require_multiple("depth", depth, "heads", heads)
 
     keras.utils.set_random_seed(seed)
     tokens = keras.Input(shape=(None,), dtype="int32", name="tokens")

@@ -22,7 +22,7 @@ import math
 import keras
 import numpy as np
 
-from pe_lib._checks import require_int, require_positive_float
+from pe_lib._checks import require_int, require_multiple, require_positive_float
 from pe_lib.course.model_inputs import attention_method, token_vectors
 from pe_lib.layers import PositionalSelfAttention
 from pe_lib.methods import get_method
@@ -85,8 +85,7 @@ def language_model(
     layers = require_int("layers", layers, minimum=1)
     feed_forward = require_int("feed_forward", feed_forward, minimum=1)
     seed = require_int("seed", seed, minimum=0)
-    if depth % heads:
-        raise ValueError(f"depth must be a multiple of heads, got depth={depth} and heads={heads}")
+    require_multiple("depth", depth, "heads", heads)
 
     tokens, x = token_vectors(method, train_length=train_length, max_length=max_length,
                               vocabulary_size=vocabulary_size, depth=depth, seed=seed)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pe_lib._checks import require_int
+from pe_lib._checks import require_int, require_multiple
 
 
 def random_blocks(depth: int, count: int, *, heads: int = 4, seed: int = 0) -> list[dict]:
@@ -42,8 +42,7 @@ def random_blocks(depth: int, count: int, *, heads: int = 4, seed: int = 0) -> l
     depth = require_int("depth", depth, minimum=1)
     count = require_int("count", count, minimum=0)
     heads = require_int("heads", heads, minimum=1)
-    if depth % heads:
-        raise ValueError(f"depth must be a multiple of heads={heads}, got {depth}")
+    require_multiple("depth", depth, "heads", heads)
     rng = np.random.default_rng(require_int("seed", seed, minimum=0))
 
     def matrix(rows, columns):

@@ -24,7 +24,7 @@ import keras
 import numpy as np
 from keras import ops
 
-from pe_lib._checks import require_choice, require_int, require_positive_float
+from pe_lib._checks import require_choice, require_int, require_multiple, require_positive_float
 from pe_lib.layers import LearnedPositionEmbedding, PositionalEncoding
 from pe_lib.methods import method_names
 
@@ -158,8 +158,7 @@ def encoder_decoder(
     seed = require_int("seed", seed, minimum=0)
     if not isinstance(feed_forward, bool):
         raise TypeError(f"feed_forward must be True or False, got {feed_forward!r}")
-    if depth % heads:
-        raise ValueError(f"depth must be a multiple of heads, got depth={depth} and heads={heads}")
+    require_multiple("depth", depth, "heads", heads)
 
     keras.utils.set_random_seed(seed)
     sources = keras.Input(shape=(None,), dtype="int32", name="sources")
