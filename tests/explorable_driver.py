@@ -116,36 +116,33 @@ STEP_MS = 60
 _ACTIVE_STEP = "([id, i]) => document.getElementById(id).layout.sliders[i].active"
 
 
-def settled_geometry(page, figure_id: str, index: int, tries: int = 40) -> dict:
-    """Slider ``index``'s geometry once two readings 50 ms apart agree: a page that
-    is still laying out (a scroll, a late font, plotly.js resizing the figure to
-    its column) would otherwise move the ticks between measuring and dragging."""
-    geometry = page.evaluate(_SLIDER_GEOMETRY, [figure_id, index])
+def when_still(page, expression: str, arguments, every_ms: int, tries: int):
+    """The value of ``expression`` once two readings ``every_ms`` apart agree, or
+    ``None`` if it is still changing after ``tries`` readings."""
+    value = page.evaluate(expression, arguments)
     for _ in range(tries):
-        page.wait_for_timeout(50)
-        again = page.evaluate(_SLIDER_GEOMETRY, [figure_id, index])
-        if again == geometry:
-            return geometry
-        geometry = again
-    raise AssertionError(f"{figure_id} slider {index} kept moving for {tries * 50} ms; last at {geometry['grip']}")
+        page.wait_for_timeout(every_ms)
+        again = page.evaluate(expression, arguments)
+        if again == value:
+            return value
+        value = again
+    return None
 
 
 def move_slider(page, figure_id: str, index: int, target: int, touch: bool) -> dict:
     """Drag slider ``index`` of the figure from its grip to step ``target``; return its geometry."""
     page.locator(f"#{figure_id}").scroll_into_view_if_needed()
-    geometry = settled_geometry(page, figure_id, index)
+    # A page still laying out (a scroll, a late font, plotly.js fitting the figure to
+    # its column) would move the ticks between measuring and dragging.
+    geometry = when_still(page, _SLIDER_GEOMETRY, [figure_id, index], every_ms=50, tries=40)
+    assert geometry is not None, f"{figure_id} slider {index} kept moving for 2 s"
     grip_x, grip_y, grip_w, grip_h = geometry["grip"]
     tick_x, _, tick_w, _ = geometry["ticks"][target]
     centre_y = grip_y + grip_h / 2
     drag(page, (grip_x + grip_w / 2, centre_y), (tick_x + tick_w / 2, centre_y), touch)
-    # plotly.js moves the grip to its step with a short transition; read the step once it rests
-    active = page.evaluate(_ACTIVE_STEP, [figure_id, index])
-    for _ in range(20):
-        page.wait_for_timeout(200)
-        now = page.evaluate(_ACTIVE_STEP, [figure_id, index])
-        if now == active:
-            break
-        active = now
+    # plotly.js moves the grip to its step with a short transition; the caller reads
+    # the step once it rests (and reports it if it never does)
+    when_still(page, _ACTIVE_STEP, [figure_id, index], every_ms=200, tries=20)
     return geometry
 
 
