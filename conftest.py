@@ -18,7 +18,7 @@ kinds of output are left out of that comparison:
 nbval itself already skips plain ``image/png`` outputs; glued figures are
 stored as ``application/papermill.record/image/png``, which it would compare.
 
-A figure glued with ``pe_lib.course.plotting.glue_figure`` also records the
+A figure glued with ``pe_lib.course.display.style.glue_figure`` also records the
 data it draws. That record is compared number by number: exactly for a figure
 whose data is the same on every processor, within the figure's stated
 relative tolerance for one drawn from sines, exponentials or matrix products

@@ -250,7 +250,7 @@ def bench(*extra: str) -> None:
 
 
 #: The experiments ``experiment`` runs, by name: the module that runs each.
-EXPERIMENTS = {"real-text": "pe_lib.course.real_text_experiment"}
+EXPERIMENTS = {"real-text": "pe_lib.course.real_text.experiment"}
 
 
 def experiment(*extra: str) -> None:

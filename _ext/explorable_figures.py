@@ -1,6 +1,6 @@
 """Serve plotly.js from the built book, once, to the pages that carry explorable figures.
 
-A figure from ``pe_lib.course.explorable`` is a ``<div class="explorable">`` and
+A figure from ``pe_lib.course.display.explorable`` is a ``<div class="explorable">`` and
 one ``Plotly.newPlot`` call; it does not carry plotly.js. The script comes from
 the ``plotly`` package (``package_data/plotly.min.js``), is copied once into
 ``_static/explorable`` of the HTML output, and is loaded by a ``<script>`` tag in

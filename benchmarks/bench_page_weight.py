@@ -85,7 +85,7 @@ def figures_in_chapters() -> list[tuple[str, str, int]]:
 
 
 def default_figures() -> list[tuple[str, str, int]]:
-    from pe_lib.course import explorable
+    from pe_lib.course.display import explorable
 
     makers = (explorable.clock_hands, explorable.wavelength_series, explorable.dot_product_by_offset,
               explorable.rotary_query_key)

@@ -16,7 +16,7 @@ import timeit
 
 import numpy as np
 
-from pe_lib.course.rope_forms import cos_sin_tables, rope_efficient, rope_matrix, rotation_matrices
+from pe_lib.course.lessons.rope_forms import cos_sin_tables, rope_efficient, rope_matrix, rotation_matrices
 
 TARGET_RATIO_AT_256 = 5.0
 

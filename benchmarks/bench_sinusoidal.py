@@ -19,7 +19,7 @@ import timeit
 import numpy as np
 
 from pe_lib import sinusoidal_encoding
-from pe_lib.course.precision import column_errors
+from pe_lib.course.lessons.precision import column_errors
 
 TARGET_RATIO = 1.5
 TARGET_ERROR = 1e-6

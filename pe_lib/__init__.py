@@ -19,30 +19,31 @@ methods, each as a NumPy reference and as a Keras 3 layer.
 - :mod:`pe_lib.shaw`: Shaw et al.'s clipped relative positions.
 - :mod:`pe_lib.layers`: the Keras 3 layers, one per file.
 
+- :mod:`pe_lib.similarity`: the dot product and distance of two sinusoidal
+  encodings depend only on how far apart they are.
+- :mod:`pe_lib.uniqueness`: the closest two positions of any code, the test
+  of a unique encoding.
+
 :mod:`pe_lib.course` holds what the course uses to teach: the experiments,
 the figures' style, the worked tables, the mistakes made executable and the
-formatting of the numbers in the prose.
+formatting of the numbers in the prose. Nothing in the package root imports it.
 
-The most used functions are importable from the top level, with
-:func:`~pe_lib.course.periodicity.nearest_pairs` and
-:func:`~pe_lib.course.periodicity.binary_code`, which the first chapters use
-throughout:
+The most used functions are importable from the top level:
 
 >>> import pe_lib
 >>> pe_lib.sinusoidal_encoding(1, 4).tolist()
 [[0.0, 1.0, 0.0, 1.0]]
 """
 
-from pe_lib.course.periodicity import PositionPair, binary_code, nearest_pairs
 from pe_lib.frequencies import angle_rates, wavelengths
 from pe_lib.layouts import LAYOUTS, interleaved_to_half_split
 from pe_lib.sinusoidal import sine_and_cosine_counts, sinusoidal_encoding
+from pe_lib.uniqueness import PositionPair, nearest_pairs
 
 __all__ = [
     "LAYOUTS",
     "PositionPair",
     "angle_rates",
-    "binary_code",
     "interleaved_to_half_split",
     "nearest_pairs",
     "sine_and_cosine_counts",

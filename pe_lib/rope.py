@@ -48,6 +48,7 @@ from pe_lib._checks import require_choice, require_even, require_fraction, requi
 from pe_lib.frequencies import angle_rates
 # interleaved_to_half_split is re-exported: RoPE's layouts are pe_lib.layouts'.
 from pe_lib.layouts import LAYOUTS, interleaved_to_half_split
+from pe_lib.similarity import offset_similarity
 
 #: Why an odd depth is refused, for the error messages.
 _ODD_DEPTH = "RoPE rotates the features in pairs"
@@ -339,7 +340,7 @@ def offset_score(offsets, depth: int, *, base: float = 10000.0) -> np.ndarray:
     all-ones vector, for example), :math:`(R_m q) \cdot (R_{m+k} q) / \lVert q \rVert^2
     = \frac{2}{d} \sum_i \cos k\theta_i`: 1 at :math:`k = 0`, and smaller as the
     pairs drift out of phase. It is the dot product of two sinusoidal
-    encodings :math:`k` apart, :func:`pe_lib.course.similarity.offset_similarity`,
+    encodings :math:`k` apart, :func:`pe_lib.similarity.offset_similarity`,
     divided by :math:`d/2`.
 
     Args:
@@ -354,7 +355,5 @@ def offset_score(offsets, depth: int, *, base: float = 10000.0) -> np.ndarray:
         >>> offset_score([0, 1, 100], 4).round(4)
         array([1.    , 0.7701, 0.7013])
     """
-    from pe_lib.course.similarity import offset_similarity
-
     depth = require_even("depth", depth, reason=_ODD_DEPTH)
     return offset_similarity(offsets, depth, base=base) / (depth / 2)

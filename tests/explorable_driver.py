@@ -12,7 +12,7 @@ figure on a page, and each of its sliders, :func:`move_every_slider`:
    product and its label, the rotated query and key and their score.
 
 The figure's parameters come from its layout's ``meta`` (set by
-``pe_lib.course.explorable``) and the sliders' labels; the expected values are
+``pe_lib.course.display.explorable``) and the sliders' labels; the expected values are
 recomputed here from ``pe_lib`` for that setting.
 """
 
@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 import pe_lib
-from pe_lib.course.similarity import offset_similarity
+from pe_lib.similarity import offset_similarity
 from pe_lib.rope import apply_rope
 
 # Everything drawn in one figure, in plotly.js's own coordinates and in data units.

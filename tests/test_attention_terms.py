@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import pe_lib
-from pe_lib.course import attention_terms as at
-from pe_lib.course import position_mixing as pm
+from pe_lib.course.lessons import attention_terms as at
+from pe_lib.course.order import mixing as pm
 
 
 def sinusoidal_rows(length, depth):

@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from pe_lib import angle_rates, binary_code, nearest_pairs, sinusoidal_encoding, wavelengths
+from pe_lib import angle_rates, nearest_pairs, sinusoidal_encoding, wavelengths
+from pe_lib.course.lessons.periodicity import binary_code
 
 
 @pytest.mark.parametrize(

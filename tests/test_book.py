@@ -482,7 +482,7 @@ def test_figure_text_is_legible_on_a_phone(readings):
     """
     import hashlib
 
-    from pe_lib.course.plotting import FONT_SIZE
+    from pe_lib.course.display.style import FONT_SIZE
 
     figures = notebook_figures()
     small = []
@@ -597,7 +597,7 @@ def test_no_visible_code_cell_draws():
     assert not shown, f"{len(shown)} visible code cells that draw (tag them hide-input):\n" + "\n".join(shown)
 
 
-#: What an explorable figure (``pe_lib.course.explorable``) shows besides its HTML:
+#: What an explorable figure (``pe_lib.course.display.explorable``) shows besides its HTML:
 #: a figure, not a value, though a chapter shows it as a cell's last expression.
 EXPLORABLE_MIME = "application/vnd.plotly.v1+json"
 
@@ -619,7 +619,7 @@ def test_no_bare_value_is_shown():
 
 # --- Explorable figures, on the chapters that carry them -----------------------
 
-#: Each page with explorable figures (``pe_lib.course.explorable``) and their ids, in
+#: Each page with explorable figures (``pe_lib.course.display.explorable``) and their ids, in
 #: page order. A figure that goes missing from its chapter, or one added without
 #: being listed here, fails the tests below.
 EXPLORABLE_PAGES = {

@@ -6,7 +6,7 @@ import mpmath
 import numpy as np
 import pytest
 
-from pe_lib.course.context_extension import (
+from pe_lib.course.lessons.context_extension import (
     METHODS,
     attention_factor,
     scaled_angle_rates,

@@ -1,4 +1,4 @@
-"""pe_lib.course.explorable: every slider step carries the right data, checked against
+"""pe_lib.course.display.explorable: every slider step carries the right data, checked against
 values computed here with mpmath and plain trigonometry, never the module's own code;
 the HTML is byte-stable; bad settings are refused by name.
 
@@ -15,8 +15,8 @@ import matplotlib.pyplot as plt
 import mpmath
 import pytest
 
-from pe_lib.course import explorable
-from pe_lib.course.explorable import clock_hands, dot_product_by_offset, rotary_query_key, wavelength_series
+from pe_lib.course.display import explorable
+from pe_lib.course.display.explorable import clock_hands, dot_product_by_offset, rotary_query_key, wavelength_series
 
 TWO_PI = 2 * math.pi
 
@@ -253,7 +253,7 @@ def test_the_notebook_output_and_its_fallback(name):
 
 
 def test_the_fallback_draws_the_first_setting():
-    from pe_lib.course.plotting import figure_data
+    from pe_lib.course.display.style import figure_data
 
     clocks = clock_hands(range(0, 40), 8, base=100.0, position=9)
     lines = figure_data(clocks.fallback())["axes"][0]["lines"]

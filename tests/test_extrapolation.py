@@ -6,7 +6,7 @@ import pytest
 from keras.ops import convert_to_numpy
 
 from pe_lib.alibi import alibi_bias
-from pe_lib.course.extrapolation import (
+from pe_lib.course.extrapolation.experiment import (
     answer_scores,
     extrapolation_model,
     query_task,
@@ -14,7 +14,7 @@ from pe_lib.course.extrapolation import (
     run_extrapolation,
     with_query_token,
 )
-from pe_lib.course.order_classifier import order_accuracy
+from pe_lib.course.order.classifier import order_accuracy
 from pe_lib.layers import PositionalSelfAttention
 from pe_lib.rope import apply_rope
 

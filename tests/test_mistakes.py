@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pe_lib.course.mistakes import apply_rope_with_tables, rope_scores
+from pe_lib.course.lessons.mistakes import apply_rope_with_tables, rope_scores
 from pe_lib.rope import apply_rope
 
 even_depths = st.integers(min_value=1, max_value=16).map(lambda half: 2 * half)

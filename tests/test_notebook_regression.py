@@ -80,7 +80,7 @@ WAVE = (
 )
 GLUED_CELLS = [
     "import math\nimport matplotlib.pyplot as plt\nfrom myst_nb import glue\n"
-    "from pe_lib.course.plotting import book_figure, course_style, glue_figure",
+    "from pe_lib.course.display.style import book_figure, course_style, glue_figure",
     FIGURE.format(name="unchanged"),  # Cell 1
     FIGURE.format(name="redrawn"),  # Cell 2: other PNG bytes, same figure
     FIGURE.format(name="resized"),  # Cell 3: the figure's text form changed

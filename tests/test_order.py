@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from pe_lib import sinusoidal_encoding
-from pe_lib.course.order import (
+from pe_lib.course.lessons.word_order import (
     build_vocabulary,
     permutation_gap,
     pooled_gap,

@@ -4,13 +4,13 @@ import numpy as np
 import pytest
 from keras.ops import convert_to_numpy
 
-from pe_lib.course.order_classifier import (
+from pe_lib.course.order.classifier import (
     order_accuracy,
     order_classifier,
     run_order_experiment,
     run_order_experiments,
 )
-from pe_lib.course.order_tasks import marker_order_task
+from pe_lib.course.order.tasks import marker_order_task
 
 # depth 32, 2 heads of 16, feed-forward 64, vocabulary 16, one block:
 # embedding 16*32; query, key, value 3*(32*32 + 32); output 32*32 + 32;
@@ -132,7 +132,7 @@ def test_order_accuracy_rejects_mismatched_shapes():
 
 def test_each_test_set_comes_from_the_seed_and_its_length_alone(monkeypatch):
     """Testing one more length leaves the sequences tested at the others unchanged."""
-    import pe_lib.course.order_classifier as module
+    import pe_lib.course.order.classifier as module
 
     drawn = []
 

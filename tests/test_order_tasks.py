@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pe_lib.course.order_tasks import (
+from pe_lib.course.order.tasks import (
     FILLER_START,
     FIRST_MARKER,
     SECOND_MARKER,

@@ -7,7 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from pe_lib import binary_code, nearest_pairs
+from pe_lib import nearest_pairs
+from pe_lib.course.lessons.periodicity import binary_code
 
 
 def brute_force_pairs(codes):

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pe_lib import angle_rates, sinusoidal_encoding
-from pe_lib.course.precision import column_errors, float32_angle_encoding, float32_angle_errors
+from pe_lib.course.lessons.precision import column_errors, float32_angle_encoding, float32_angle_errors
 
 depths = st.integers(min_value=1, max_value=64)
 # Below 2**24 every position is a float32 integer, so only the angle is rounded.

@@ -18,10 +18,10 @@ import matplotlib
 import numpy as np
 import pytest
 
-from pe_lib.course import real_text_data as data
-from pe_lib.course.real_text import (CONFIGS, ROPE_VARIANTS, TRAINED_METHODS, RealTextConfig, run_real_text,
+from pe_lib.course.real_text import data
+from pe_lib.course.real_text.training import (CONFIGS, ROPE_VARIANTS, TRAINED_METHODS, RealTextConfig, run_real_text,
                                      with_rope_variant)
-from pe_lib.course.real_text_model import bits_per_character, language_model, position_losses
+from pe_lib.course.real_text.model import bits_per_character, language_model, position_losses
 from pe_lib.layers import PositionalSelfAttention
 
 matplotlib.use("Agg")
@@ -231,7 +231,8 @@ def test_experiment_writes_what_run_real_text_computes(tmp_path, monkeypatch, ti
     which is what lets the chapter train four methods and the experiment
     six and still agree.
     """
-    from pe_lib.course import real_text, real_text_experiment
+    from pe_lib.course.real_text import training as real_text
+    from pe_lib.course.real_text import experiment as real_text_experiment
 
     monkeypatch.setitem(real_text.CONFIGS, "tiny", TINY)
     out = tmp_path / "tiny.csv"
@@ -257,8 +258,8 @@ def test_experiment_writes_what_run_real_text_computes(tmp_path, monkeypatch, ti
 
 
 def test_large_run_figure_redraws_from_the_csv():
-    from pe_lib.course.real_text_experiment import read_results
-    from pe_lib.course.real_text_results import draw_bits_by_length
+    from pe_lib.course.real_text.experiment import read_results
+    from pe_lib.course.real_text.results import draw_bits_by_length
 
     metadata, rows = read_results(LARGE_CSV)
     assert metadata["command"].startswith("python3 tasks.py experiment real-text")
@@ -300,8 +301,8 @@ def test_experiment_small_config_gives_the_chapters_live_numbers(tmp_path):
     rounding; on another, training rounds differently, so the tolerance is
     0.05 bits per character.
     """
-    from pe_lib.course import real_text_experiment
-    from pe_lib.course.real_text_results import label
+    from pe_lib.course.real_text import experiment as real_text_experiment
+    from pe_lib.course.real_text.results import label
 
     out = tmp_path / "small.csv"
     real_text_experiment.main(["--config", "small", "--methods", "alibi", "--out", str(out), "--quiet",

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from pe_lib.course.residual_stream import layer_norm, position_recoverability, random_blocks, run_stack
+from pe_lib.course.lessons.residual_stream import layer_norm, position_recoverability, random_blocks, run_stack
 
 
 def test_layer_norm_by_hand():

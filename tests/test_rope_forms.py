@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from pe_lib.course.rope_forms import (
+from pe_lib.course.lessons.rope_forms import (
     cos_sin_tables,
     rope_complex,
     rope_efficient,

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pe_lib import sinusoidal_encoding
-from pe_lib.course.rotation import rotate_encoding, rotation_matrix
+from pe_lib.course.lessons.rotation import rotate_encoding, rotation_matrix
 
 even_depths = st.integers(min_value=1, max_value=32).map(lambda half: 2 * half)
 offsets = st.integers(min_value=-10**5, max_value=10**5)

@@ -1,9 +1,9 @@
-"""The reversal task, the encoder-decoder and greedy decoding (pe_lib.course.seq2seq)."""
+"""The reversal task, the encoder-decoder and greedy decoding (pe_lib.course.encoder_decoder.model)."""
 
 import numpy as np
 import pytest
 
-from pe_lib.course import seq2seq
+from pe_lib.course.encoder_decoder import model as seq2seq
 
 
 def test_targets_are_the_sources_reversed_by_plain_python():

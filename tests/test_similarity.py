@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pe_lib import nearest_pairs, sinusoidal_encoding
-from pe_lib.course.similarity import offset_distance, offset_similarity
+from pe_lib.similarity import offset_distance, offset_similarity
 
 even_depths = st.integers(min_value=1, max_value=64).map(lambda half: 2 * half)
 starts = st.integers(min_value=0, max_value=10**5)

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pe_lib import sinusoidal_encoding, wavelengths
-from pe_lib.course.tables import WavelengthRow, markdown_table, wavelength_rows
+from pe_lib.course.display.tables import WavelengthRow, markdown_table, wavelength_rows
 
 
 def paper_angle(position: int, column: int, depth: int, base: float = 10000.0) -> float:

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pe_lib import sinusoidal_encoding
-from pe_lib.course.variants import fit_shift_map, pair_squared_radii, per_column_exponent_encoding
+from pe_lib.course.lessons.variants import fit_shift_map, pair_squared_radii, per_column_exponent_encoding
 
 lengths = st.integers(min_value=1, max_value=30)
 depths = st.integers(min_value=1, max_value=32)

@@ -41,7 +41,7 @@ answer = (tuple(int(n) for n in with_positions(numpy.ones((3, 8), dtype="int32")
           any(isinstance(layer, SinusoidalPositions) for layer in without_positions.layers),
           int(with_positions.count_params()) == int(without_positions.count_params()) > 0)"""
 _FRESH = """import numpy, keras
-from pe_lib.course.order_tasks import marker_order_task
+from pe_lib.course.order.tasks import marker_order_task
 tokens, labels = marker_order_task(250, 8, seed=11)
 def logits(model):
     return keras.ops.convert_to_numpy(model(tokens, training=False))[:, 0]

@@ -14,7 +14,7 @@ from classroom.expect import close, difference, plausible, rule, shape
 
 LIBRARY = True
 #: The references of the hidden checks: students may not call them.
-FORBIDDEN = ("pe_lib.course.rotation", "pe_lib.course.similarity")
+FORBIDDEN = ("pe_lib.course.lessons.rotation", "pe_lib.similarity")
 SECONDS = 20.0
 #: Memory of the sandbox, its processes and files together (the solutions use a few dozen MiB).
 MEMORY_GIB = 1.0

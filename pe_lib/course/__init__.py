@@ -1,25 +1,17 @@
 """What the course uses to teach: experiments, figures and the numbers in its prose.
 
-A user of :mod:`pe_lib` imports the encodings and layers from the top of the
-package; the modules here exist for the chapters and assignments.
+A user of :mod:`pe_lib` imports the encodings, layers and registry from the
+top of the package; the sub-packages here exist for the chapters and the
+assignments, and the package root never imports them.
 
-- :mod:`pe_lib.course.order`: self-attention ignores word order until positions are added.
-- :mod:`pe_lib.course.periodicity`: why one wave cannot label positions and many can.
-- :mod:`pe_lib.course.variants`: a mis-copied formula, and the properties it loses.
-- :mod:`pe_lib.course.tables`: small tables of rates and values to check by hand.
-- :mod:`pe_lib.course.rotation`: moving by k positions is a block rotation M_k.
-- :mod:`pe_lib.course.similarity`: dot products and distances depend on the offset only.
-- :mod:`pe_lib.course.precision`: why angles must not be formed in float32.
-- :mod:`pe_lib.course.residual_stream`: positions survive a deep stack because blocks add to it.
-- :mod:`pe_lib.course.order_tasks`: a task only a model that knows positions can solve.
-- :mod:`pe_lib.course.order_classifier`: a small Transformer trained on it.
-- :mod:`pe_lib.course.extrapolation`: training short and testing long, for each method.
-- :mod:`pe_lib.course.real_text_data`, :mod:`pe_lib.course.real_text_model`,
-  :mod:`pe_lib.course.real_text`, :mod:`pe_lib.course.real_text_results`,
-  :mod:`pe_lib.course.real_text_experiment`: character-level language models
-  on Python's own reference text, per method, tested longer than trained.
-- :mod:`pe_lib.course.mistakes`: common mistakes, made executable.
-- :mod:`pe_lib.course.plotting`: the course's figure style.
-- :mod:`pe_lib.course.explorable`: figures with sliders, drawn in the reader's browser.
-- :mod:`pe_lib.course.formatting`: one precision rule per kind of number in the prose.
+- :mod:`pe_lib.course.lessons`: each chapter's small helpers (worked cases,
+  checks, tables of values, mistakes made executable).
+- :mod:`pe_lib.course.display`: the figure style, explorable figures, tables
+  and the formatting of numbers in the prose.
+- :mod:`pe_lib.course.model_inputs`: where a method's positions enter the
+  experiments' models.
+- The experiments, one sub-package each: :mod:`pe_lib.course.order` (which
+  marker comes first), :mod:`pe_lib.course.extrapolation` (train short, test
+  long), :mod:`pe_lib.course.encoder_decoder` (reversing sequences) and
+  :mod:`pe_lib.course.real_text` (character-level language models).
 """

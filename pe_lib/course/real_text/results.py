@@ -1,8 +1,8 @@
 r"""The real-text results as the chapter shows them: means over seeds, a table, two figures.
 
-The rows come from :func:`pe_lib.course.real_text.run_real_text` (the live
+The rows come from :func:`pe_lib.course.real_text.training.run_real_text` (the live
 run) or from the CSV that ``python3 tasks.py experiment real-text`` writes
-(:func:`pe_lib.course.real_text_experiment.read_results`); both are lists of
+(:func:`pe_lib.course.real_text.experiment.read_results`); both are lists of
 dicts with ``method``, ``seed``, ``length`` and ``bits_per_character``.
 
 >>> rows = [{"method": "alibi", "seed": s, "length": 8, "bits_per_character": b}
@@ -18,7 +18,7 @@ import statistics
 
 import numpy as np
 
-from pe_lib.course.tables import markdown_table
+from pe_lib.course.display.tables import markdown_table
 
 #: How the chapter names each method.
 LABELS = {

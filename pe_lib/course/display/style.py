@@ -1,6 +1,6 @@
 """The course's figure style: colour-blind-safe colours and quiet axes.
 
->>> from pe_lib.course.plotting import course_style, book_figure
+>>> from pe_lib.course.display.style import course_style, book_figure
 >>> with course_style():
 ...     pass
 """

@@ -5,7 +5,7 @@ either front end: ``"add"`` sums token vectors and sinusoidal codes of the
 same width; ``"concatenate"`` puts a ``position_depth``-wide code beside
 narrower (or equally wide) token vectors. :func:`run_mixing_experiment` trains
 several such models side by side on
-:func:`pe_lib.course.order_tasks.marker_order_task` and tests them.
+:func:`pe_lib.course.order.tasks.marker_order_task` and tests them.
 
 >>> attention_parameters(32, heads=2)
 4224
@@ -22,7 +22,7 @@ import numpy as np
 import pe_lib
 from pe_lib.layers import PositionalEncoding
 from pe_lib._checks import require_choice, require_int
-from pe_lib.course.order_tasks import marker_order_task
+from pe_lib.course.order.tasks import marker_order_task
 
 #: How a front end combines token vectors and position codes.
 MIXINGS = ("add", "concatenate")

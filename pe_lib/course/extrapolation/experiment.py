@@ -1,6 +1,6 @@
 r"""Train short, test long: which ways of giving positions survive longer inputs.
 
-The task is :func:`pe_lib.course.order_tasks.marker_order_task` with one extra step
+The task is :func:`pe_lib.course.order.tasks.marker_order_task` with one extra step
 at the end, a *query* token at which the model answers: does marker A come
 before marker B? The model, :func:`extrapolation_model`, is one block of causal
 self-attention, :class:`~pe_lib.layers.PositionalSelfAttention`, and a linear read-out at the
@@ -35,8 +35,8 @@ from keras import ops
 from pe_lib._checks import require_int, require_multiple, require_positive_float
 from pe_lib.alibi import alibi_block
 from pe_lib.course.model_inputs import attention_method, token_vectors
-from pe_lib.course.order_classifier import order_accuracy
-from pe_lib.course.order_tasks import FILLER_START, marker_order_task
+from pe_lib.course.order.classifier import order_accuracy
+from pe_lib.course.order.tasks import FILLER_START, marker_order_task
 from pe_lib.layers import PositionalSelfAttention
 from pe_lib.methods import get_method
 from pe_lib.rope import apply_rope
@@ -61,7 +61,7 @@ def query_task(pairs: int, length: int, *, vocabulary_size: int = 17, seed: int 
     """The marker-order task of ``length`` steps, the last of which is the query token.
 
     The first ``length - 1`` steps come from
-    :func:`pe_lib.course.order_tasks.marker_order_task` with token ids below
+    :func:`pe_lib.course.order.tasks.marker_order_task` with token ids below
     ``vocabulary_size - 1``; the query token is ``vocabulary_size - 1``.
 
     >>> tokens, labels = query_task(1, 7, seed=3)

@@ -4,7 +4,7 @@
 sinusoidal or learned position table, or nothing), one or more attention
 blocks, an average over the steps and one logit. :func:`run_order_experiments`
 trains one such model per kind of positions on
-:func:`pe_lib.course.order_tasks.marker_order_task` and measures each one's accuracy
+:func:`pe_lib.course.order.tasks.marker_order_task` and measures each one's accuracy
 at the training length and at other lengths.
 
 Without positions every layer treats the steps as an unordered set, so the
@@ -22,7 +22,7 @@ import numpy as np
 from pe_lib._checks import require_int, require_multiple, require_positive_float
 from pe_lib.layers import TokenAndPositionEmbedding
 from pe_lib.methods import get_method, method_names
-from pe_lib.course.order_tasks import marker_order_task
+from pe_lib.course.order.tasks import marker_order_task
 
 def _require_method(name: str, method: str) -> str:
     entry = get_method(method)

@@ -1,7 +1,7 @@
 r"""``python3 tasks.py experiment real-text``: the real-text run at a larger scale, written to CSV.
 
-It runs :func:`pe_lib.course.real_text.run_real_text`, the function the
-chapter runs live, with a configuration of :data:`pe_lib.course.real_text.CONFIGS`
+It runs :func:`pe_lib.course.real_text.training.run_real_text`, the function the
+chapter runs live, with a configuration of :data:`pe_lib.course.real_text.training.CONFIGS`
 (``--config large`` by default, ``--config small`` for the chapter's), shows
 a progress bar with the time left (Keras's ``Progbar``), and writes two CSV
 files:
@@ -20,7 +20,7 @@ The backend is Keras's JAX on a GPU when JAX sees one, TensorFlow on the CPU
 otherwise (the chapter's backend, so that ``--config small`` reproduces the
 chapter's numbers on the same machine); ``--backend`` forces either. The
 backend must be chosen before Keras is imported, so run this module as a
-program (``python -m pe_lib.course.real_text_experiment --help``).
+program (``python -m pe_lib.course.real_text.experiment --help``).
 """
 
 from __future__ import annotations
@@ -190,7 +190,7 @@ def parse_arguments(argv) -> argparse.Namespace:
         prog="python3 tasks.py experiment real-text",
         description="Train a character-level language model per position method on the Python "
                     "reference's text and score it at 1, 2, 4 and 8 times the training length.")
-    parser.add_argument("--config", default="large", help="a configuration of pe_lib.course.real_text.CONFIGS")
+    parser.add_argument("--config", default="large", help="a configuration of pe_lib.course.real_text.training.CONFIGS")
     parser.add_argument("--seeds", type=int, nargs="+", help="seeds (default: the configuration's)")
     parser.add_argument("--methods", nargs="+", help="methods to train (default: the configuration's)")
     parser.add_argument("--steps", type=int, help="training steps per model (default: the configuration's)")
@@ -217,7 +217,7 @@ def main(argv=None, *, command: str | None = None) -> Path:
 
     import keras
 
-    from pe_lib.course.real_text import CONFIGS, run_real_text
+    from pe_lib.course.real_text.training import CONFIGS, run_real_text
 
     if args.config not in CONFIGS:
         raise ValueError(f"config must be one of {', '.join(map(repr, CONFIGS))}; got {args.config!r}")
@@ -245,7 +245,7 @@ def main(argv=None, *, command: str | None = None) -> Path:
     run = run_real_text(config, on_step=on_step)
     seconds = time.perf_counter() - began
     metadata = {
-        "command": command or "python -m pe_lib.course.real_text_experiment " + shlex.join(argv),
+        "command": command or "python -m pe_lib.course.real_text.experiment " + shlex.join(argv),
         "config": json.dumps(dataclasses.asdict(config)),
         "seeds": " ".join(map(str, seeds)),
         "versions": versions(),

@@ -45,8 +45,8 @@ from matplotlib.figure import Figure
 
 import pe_lib
 from pe_lib._checks import require_even, require_int, require_positive_float
-from pe_lib.course.plotting import book_figure, course_style
-from pe_lib.course.similarity import offset_similarity
+from pe_lib.course.display.style import book_figure, course_style
+from pe_lib.similarity import offset_similarity
 from pe_lib.rope import apply_rope
 
 #: The colours of matplotlib's "tableau-colorblind10" cycle, which the course
@@ -449,7 +449,7 @@ def dot_product_by_offset(offsets=range(101), depths=(4, 8, 16, 32, 64, 128, 512
     r"""The dot product of two encodings :math:`k` apart, divided by its largest value :math:`D/2`.
 
     The curve is :math:`PE(p) \cdot PE(p + k) / (D/2)` for every offset of the
-    slider, from :func:`pe_lib.course.similarity.offset_similarity`; it does not
+    slider, from :func:`pe_lib.similarity.offset_similarity`; it does not
     depend on :math:`p`. A marker and its label follow the offset slider;
     the depth slider chooses the curve.
 

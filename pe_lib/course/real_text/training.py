@@ -4,12 +4,12 @@ One configuration (:class:`RealTextConfig`) fixes the model, the training
 budget and the evaluation; :data:`CONFIGS` holds the two the course uses,
 ``"small"``, which the chapter runs live, and ``"large"``, which
 ``python3 tasks.py experiment real-text`` runs
-(:mod:`pe_lib.course.real_text_experiment`). Both go through
+(:mod:`pe_lib.course.real_text.experiment`). Both go through
 :func:`run_real_text`, which for every method and seed
 
-1. trains :func:`~pe_lib.course.real_text_model.language_model` on random
+1. trains :func:`~pe_lib.course.real_text.model.language_model` on random
    windows of :math:`L` characters of the training text
-   (:mod:`pe_lib.course.real_text_data`), the same windows in the same order
+   (:mod:`pe_lib.course.real_text.data`), the same windows in the same order
    for every method;
 2. scores the held-out text cut into windows of :math:`L`, :math:`2L`,
    :math:`4L` and :math:`8L` characters, in bits per character, and records the
@@ -34,8 +34,8 @@ import keras
 import numpy as np
 
 from pe_lib._checks import require_int
-from pe_lib.course import real_text_data
-from pe_lib.course.real_text_model import language_model, position_losses
+from pe_lib.course.real_text import data as real_text_data
+from pe_lib.course.real_text.model import language_model, position_losses
 from pe_lib.layers import RotaryEmbedding
 from pe_lib.methods import get_method, method_names
 
@@ -59,7 +59,7 @@ class RealTextConfig:
         steps: optimiser steps per model.
         batch_size: windows per step.
         depth, heads, layers, feed_forward: the model
-            (:func:`~pe_lib.course.real_text_model.language_model`).
+            (:func:`~pe_lib.course.real_text.model.language_model`).
         learning_rate: Adam's peak learning rate.
         evaluation_characters: held-out characters scored at every length; a
             multiple of the longest length.
@@ -108,7 +108,7 @@ class RealTextConfig:
         return self.scales[-1] * self.train_length
 
     def model_options(self) -> dict:
-        """The arguments of :func:`~pe_lib.course.real_text_model.language_model` other than the method."""
+        """The arguments of :func:`~pe_lib.course.real_text.model.language_model` other than the method."""
         return {"train_length": self.train_length, "vocabulary_size": real_text_data.VOCABULARY_SIZE,
                 "max_length": self.longest, "depth": self.depth, "heads": self.heads, "layers": self.layers,
                 "feed_forward": self.feed_forward}
@@ -215,7 +215,7 @@ def train_language_model(method: str, config: RealTextConfig, seed: int, trainin
     """Train one model of ``method`` for ``config.steps`` steps of ``config.batch_size`` windows.
 
     The weights start from ``seed`` and the windows are drawn with ``seed``
-    (:func:`~pe_lib.course.real_text_data.training_windows`), so every method
+    (:func:`~pe_lib.course.real_text.data.training_windows`), so every method
     of one seed sees the same windows in the same order.
 
     Args:
@@ -265,7 +265,7 @@ def window_losses(model: keras.Model, ids, length: int, characters: int, *, toke
     Returns:
         A float64 array ``(characters // length, length)``: row ``w``,
         column ``t`` is the loss of the character after position ``t`` of
-        window ``w`` (:func:`~pe_lib.course.real_text_data.evaluation_windows`).
+        window ``w`` (:func:`~pe_lib.course.real_text.data.evaluation_windows`).
     """
     inputs, targets = real_text_data.evaluation_windows(ids, length, characters)
     rows = max(1, tokens_per_batch // length)

@@ -29,7 +29,7 @@ array([0.5  , 0.005])
 
 The rates are computed once, in :mod:`pe_lib.rope_scaling`; this module
 gives the chapter its vocabulary. A trained model is run with the rates of
-another method by :func:`pe_lib.course.extrapolation.evaluate_with_scaling`.
+another method by :func:`pe_lib.course.extrapolation.experiment.evaluate_with_scaling`.
 """
 
 from __future__ import annotations

@@ -1,0 +1,7 @@
+"""How the course shows its numbers: the figure style, figures a reader moves, tables and number formatting.
+
+- :mod:`pe_lib.course.display.style`: the course's figure style, and glue_figure.
+- :mod:`pe_lib.course.display.explorable`: figures with sliders, drawn in the reader's browser.
+- :mod:`pe_lib.course.display.tables`: small tables to check by hand, and Markdown tables.
+- :mod:`pe_lib.course.display.formatting`: one precision rule per kind of number in the prose.
+"""

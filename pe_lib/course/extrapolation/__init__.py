@@ -1,0 +1,4 @@
+"""Train short, test long: which ways of giving positions survive longer inputs.
+
+- :mod:`pe_lib.course.extrapolation.experiment`: the models, their training and the accuracy at each test length.
+"""

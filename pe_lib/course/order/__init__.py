@@ -1,0 +1,6 @@
+"""The order experiments: which marker comes first, and what a model needs to tell.
+
+- :mod:`pe_lib.course.order.tasks`: the marker task, which only a model that knows positions can solve.
+- :mod:`pe_lib.course.order.classifier`: a small Transformer trained on it, per position method.
+- :mod:`pe_lib.course.order.mixing`: adding the position code to the token vectors, or concatenating it.
+"""
