@@ -135,16 +135,23 @@ METHODS: dict[str, PositionMethod] = dict([
 ])
 
 
-def get_method(method: str) -> PositionMethod:
+def get_method(method: str | PositionMethod) -> PositionMethod:
     """The registry entry of ``method``, or a ``ValueError`` listing the names.
+
+    A public entry point calls this once on what the user passed, a name or an
+    entry, and hands the entry inward; an entry of the registry comes back as is.
 
     >>> get_method("t5").summary
     'a learned per-head scalar per bucket of offsets, on the scores'
+    >>> get_method(METHODS["t5"]) is METHODS["t5"]
+    True
     >>> get_method("cosine")
     Traceback (most recent call last):
     ...
     ValueError: method must be one of 'sinusoidal', 'learned', 'rope', 'rope_pi', 'rope_ntk', 'rope_dynamic', 'rope_yarn', 'rope_yarn_paper', 'rope_llama3', 'alibi', 't5', 'shaw', 'none'; got 'cosine'
     """
+    if isinstance(method, PositionMethod) and METHODS.get(method.name) is method:
+        return method
     if not isinstance(method, str) or method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(map(repr, METHODS))}; got {method!r}")
     return METHODS[method]

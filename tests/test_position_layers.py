@@ -3,6 +3,7 @@
 import math
 
 import keras
+import mpmath
 import numpy as np
 import pytest
 
@@ -404,9 +405,15 @@ def test_alibi_bias_in_float16_rounds_the_exact_product_once():
     # whose nearest float16 is -9.1953125; float16 slope times float16 distance gives -9.1875.
     bias = to_numpy(AlibiBias(12, dtype="mixed_float16")(np.zeros((14, 2), "float32")))
     assert bias.dtype == np.float16 and float(bias[8, 13, 0]) == -9.1953125
-    distances = np.arange(14)
-    exact = np.float16(-(2.0**-0.5) * distances)  # rounded once from float64
-    np.testing.assert_array_equal(bias[8, 13, :14], exact[::-1])
+    # Exact products from mpmath; each lies more than 1e-6 of its size from a float16
+    # rounding boundary, so a slope a few ulp off in float64 rounds to the same float16.
+    with mpmath.workdps(40):
+        products = [-mpmath.sqrt(mpmath.mpf(1) / 2) * d for d in range(14)]
+        nearest = np.float16([float(p) for p in products])
+        for product, rounded in zip(products[1:], nearest[1:]):
+            step = mpmath.mpf(abs(float(np.spacing(rounded))))
+            assert abs(abs(product - mpmath.mpf(float(rounded))) - step / 2) > 1e-6 * abs(product)
+    np.testing.assert_array_equal(bias[8, 13, :14], nearest[::-1])
 
 
 def test_t5_bias_of_a_block_with_both_starts_and_empty_buckets():

@@ -41,7 +41,7 @@ class PositionalSelfAttention(keras.layers.Layer):
     Args:
         heads: number of heads.
         key_dim: size of each head's queries, keys and values; even for RoPE.
-        method: a name from :data:`pe_lib.methods.METHODS`.
+        method: a name from :data:`pe_lib.methods.METHODS`, or its entry.
         base: the RoPE base :math:`N` (RoPE family only).
         method_options: more arguments for the method's layer, e.g.
             ``{"scale": 4.0}`` for ``"rope_pi"``, ``{"scale": 4.0,
@@ -66,10 +66,10 @@ class PositionalSelfAttention(keras.layers.Layer):
         super().__init__(**kwargs)
         self.heads = require_int("heads", heads, minimum=1)
         self.key_dim = require_int("key_dim", key_dim, minimum=1)
-        self.method = get_method(method).name
+        entry = get_method(method)
+        self.method = entry.name
         self.base = require_positive_float("base", base)
         self.method_options = dict(method_options or {})
-        entry = get_method(self.method)
         self.acts_on = entry.acts_on
         self.positions = None
         if entry.acts_on == "queries and keys":

@@ -68,8 +68,9 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
         self.vocabulary_size = require_int("vocabulary_size", vocabulary_size, minimum=1)
         self.max_length = require_int("max_length", max_length, minimum=1)
         self.embedding_dim = require_int("embedding_dim", embedding_dim, minimum=1)
-        self.method = get_method(method).name
-        if get_method(method).acts_on != "input":
+        entry = get_method(method)
+        self.method = entry.name
+        if entry.acts_on != "input":
             raise ValueError(
                 f"method must be one of {', '.join(map(repr, method_names('input')))} "
                 f"(added to the token vectors); got {method!r}"
@@ -84,7 +85,7 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
             embeddings_initializer=self.embeddings_initializer,
             dtype=self.dtype_policy, name="token_embedding",
         )
-        layer = get_method(self.method).layer
+        layer = entry.layer
         if self.method == "sinusoidal":
             self.position_embedding = layer(
                 self.max_length, base=self.base, dtype=self.dtype_policy, name="position_encoding"

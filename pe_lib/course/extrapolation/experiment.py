@@ -38,7 +38,7 @@ from pe_lib.course.model_inputs import attention_method, token_vectors
 from pe_lib.course.order.classifier import order_accuracy
 from pe_lib.course.order.tasks import FILLER_START, marker_order_task
 from pe_lib.layers import PositionalSelfAttention
-from pe_lib.methods import get_method
+from pe_lib.methods import PositionMethod, get_method
 from pe_lib.rope import apply_rope
 from pe_lib.rope_scaling import NEED_ORIGINAL_LENGTH
 
@@ -78,7 +78,7 @@ def query_task(pairs: int, length: int, *, vocabulary_size: int = 17, seed: int 
 
 
 def extrapolation_model(
-    method: str,
+    method: str | PositionMethod,
     *,
     train_length: int,
     max_length: int = 512,
@@ -100,7 +100,7 @@ def extrapolation_model(
     attention is not uniform from the start. Adam clips the gradient norm to 1.
 
     Args:
-        method: a name from :data:`pe_lib.methods.METHODS`.
+        method: a name from :data:`pe_lib.methods.METHODS`, or its entry.
         train_length: the training length; a table that does not extrapolate
             (``"learned"``) has this many rows and refuses longer inputs.
         max_length: rows of a table that does (``"sinusoidal"``).
@@ -127,7 +127,7 @@ def extrapolation_model(
         ...
         ValueError: ...the input has 9 steps but max_length is 8...
     """
-    get_method(method)
+    entry = get_method(method)
     train_length = require_int("train_length", train_length, minimum=2)
     max_length = require_int("max_length", max_length, minimum=1)
     vocabulary_size = require_int("vocabulary_size", vocabulary_size, minimum=1)
@@ -137,13 +137,13 @@ def extrapolation_model(
     seed = require_int("seed", seed, minimum=0)
     require_multiple("depth", depth, "heads", heads)
 
-    tokens, x = token_vectors(method, train_length=train_length, max_length=max_length,
+    tokens, x = token_vectors(entry, train_length=train_length, max_length=max_length,
                               vocabulary_size=vocabulary_size, depth=depth, seed=seed)
-    attention = PositionalSelfAttention(heads, depth // heads, method=attention_method(method),
+    attention = PositionalSelfAttention(heads, depth // heads, method=attention_method(entry),
                                         method_options=method_options, name="attention")
     x = keras.layers.LayerNormalization(name="norm")(x + attention(x))
     logit = keras.layers.Dense(1, name="logit")(x[:, -1, :])
-    model = keras.Model(tokens, logit, name=f"extrapolation_{method}")
+    model = keras.Model(tokens, logit, name=f"extrapolation_{entry.name}")
     model.compile(
         optimizer=keras.optimizers.Adam(learning_rate, global_clipnorm=1.0),
         loss=keras.losses.BinaryCrossentropy(from_logits=True),
@@ -244,7 +244,7 @@ def _test_seeds(seed: int, test_lengths: tuple[int, ...]) -> list[int]:
 
 
 def run_extrapolation(
-    method: str,
+    method: str | PositionMethod,
     *,
     train_length: int = 16,
     test_lengths: tuple[int, ...] = (16, 32, 64),
@@ -258,7 +258,7 @@ def run_extrapolation(
     """Train an :func:`extrapolation_model` at one length and test it at several.
 
     Args:
-        method: a name from :data:`pe_lib.methods.METHODS`.
+        method: a name from :data:`pe_lib.methods.METHODS`, or its entry.
         train_length: steps per training sequence, the query step included.
         test_lengths: lengths to test at, each with fresh sequences.
         pairs: mirror pairs in the training set (twice as many sequences).
@@ -279,7 +279,8 @@ def run_extrapolation(
         >>> run.accuracy[12] is None
         True
     """
-    method = get_method(method).name
+    entry = get_method(method)
+    method = entry.name
     train_length = require_int("train_length", train_length, minimum=3)
     test_lengths = tuple(require_int("test_lengths", length, minimum=3) for length in test_lengths)
     pairs = require_int("pairs", pairs, minimum=1)
@@ -291,7 +292,7 @@ def run_extrapolation(
     vocabulary_size = model_options.get("vocabulary_size", 17)
     seeds = _test_seeds(seed, test_lengths)
 
-    model = extrapolation_model(method, train_length=train_length, seed=seed, **model_options)
+    model = extrapolation_model(entry, train_length=train_length, seed=seed, **model_options)
     tokens, labels = query_task(pairs, train_length, vocabulary_size=vocabulary_size, seed=seeds[0])
     keras.utils.set_random_seed(seed)
     model.fit(tokens, labels, batch_size=batch_size, epochs=epochs, shuffle=True, verbose=0)
@@ -306,7 +307,7 @@ def run_extrapolation(
                             seed=seed, model_options=dict(model_options), test_pairs=test_pairs)
 
 
-def evaluate_with_scaling(run: ExtrapolationRun, method: str, lengths, *, scale: float | None = None,
+def evaluate_with_scaling(run: ExtrapolationRun, method: str | PositionMethod, lengths, *, scale: float | None = None,
                           **options) -> dict[int, float]:
     r"""Test a model trained with plain RoPE at longer lengths, with a scaling put in at test time.
 
@@ -354,6 +355,7 @@ def evaluate_with_scaling(run: ExtrapolationRun, method: str, lengths, *, scale:
     entry = get_method(method)
     if entry.acts_on != "queries and keys":
         raise ValueError(f"method must be 'rope' or one of its scaling variants, got {method!r}")
+    method = entry.name
     lengths = tuple(require_int("lengths", length, minimum=3) for length in lengths)
     if scale is not None:
         scale = require_positive_float("scale", scale)
@@ -375,7 +377,7 @@ def evaluate_with_scaling(run: ExtrapolationRun, method: str, lengths, *, scale:
                 method_options["scale"] = stretch
             if method in NEED_ORIGINAL_LENGTH:
                 method_options["original_length"] = run.train_length
-            model = extrapolation_model(method, train_length=run.train_length, seed=run.seed,
+            model = extrapolation_model(entry, train_length=run.train_length, seed=run.seed,
                                         method_options=method_options, **options_of_run)
             model.set_weights(run.model.get_weights())
             models[stretch] = model

@@ -21,15 +21,16 @@ import numpy as np
 
 from pe_lib._checks import require_int, require_multiple, require_positive_float
 from pe_lib.layers import TokenAndPositionEmbedding
-from pe_lib.methods import get_method, method_names
+from pe_lib.methods import PositionMethod, get_method, method_names
 from pe_lib.course.order.tasks import marker_order_task
 
-def _require_method(name: str, method: str) -> str:
+def _require_method(name: str, method: str | PositionMethod) -> PositionMethod:
+    """The registry's entry of ``method``, which must act on the input or nowhere."""
     entry = get_method(method)
     if entry.acts_on not in ("input", "none"):
         allowed = (*method_names("input"), *method_names("none"))
         raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))} for this model; got {method!r}")
-    return entry.name
+    return entry
 
 _DEFAULT_LEARNING_RATE = 3e-3
 
@@ -49,7 +50,7 @@ def _adam(learning_rate: float, decay_steps: int | None) -> keras.optimizers.Ada
 
 
 def order_classifier(
-    method: str,
+    method: str | PositionMethod,
     *,
     vocabulary_size: int = 16,
     max_length: int = 64,
@@ -90,7 +91,7 @@ def order_classifier(
         >>> tuple(model(np.ones((3, 10), dtype="int32")).shape)
         (3, 1)
     """
-    method = _require_method("method", method)
+    entry = _require_method("method", method)
     vocabulary_size = require_int("vocabulary_size", vocabulary_size, minimum=1)
     max_length = require_int("max_length", max_length, minimum=1)
     depth = require_int("depth", depth, minimum=1)
@@ -103,10 +104,10 @@ def order_classifier(
 
     keras.utils.set_random_seed(seed)
     tokens = keras.Input(shape=(None,), dtype="int32", name="tokens")
-    if method == "none":
+    if entry.acts_on == "none":
         x = keras.layers.Embedding(vocabulary_size, depth, name="embedding")(tokens)
     else:
-        x = TokenAndPositionEmbedding(vocabulary_size, max_length, depth, method=method, name="embedding")(tokens)
+        x = TokenAndPositionEmbedding(vocabulary_size, max_length, depth, method=entry, name="embedding")(tokens)
     for block in range(1, blocks + 1):
         attended = keras.layers.MultiHeadAttention(heads, depth // heads, name=f"attention_{block}")(x, x)
         x = keras.layers.LayerNormalization(name=f"norm_{block}a")(x + attended)
@@ -114,7 +115,7 @@ def order_classifier(
         x = keras.layers.LayerNormalization(name=f"norm_{block}b")(x + keras.layers.Dense(depth, name=f"project_{block}")(expanded))
     pooled = keras.layers.GlobalAveragePooling1D(name="average")(x)
     logit = keras.layers.Dense(1, name="logit")(pooled)
-    model = keras.Model(tokens, logit, name=f"order_classifier_{method}")
+    model = keras.Model(tokens, logit, name=f"order_classifier_{entry.name}")
     model.compile(
         optimizer=optimizer,
         loss=keras.losses.BinaryCrossentropy(from_logits=True),
@@ -231,7 +232,8 @@ def run_order_experiments(
         >>> list(runs), runs["none"].test_accuracy[24]
         (['none', 'learned'], 0.5)
     """
-    methods = tuple(_require_method("methods", method) for method in methods)
+    entries = tuple(_require_method("methods", method) for method in methods)
+    methods = tuple(entry.name for entry in entries)
     if not methods or len(set(methods)) != len(methods):
         raise ValueError(f"methods must name each method at most once, and at least one; got {methods!r}")
     train_length = require_int("train_length", train_length, minimum=2)
@@ -246,7 +248,7 @@ def run_order_experiments(
     # its length alone, so a length's test set does not change with the other lengths.
     train_seed = _data_seed(seed, 0)
 
-    models = {method: order_classifier(method, seed=seed, **model_options) for method in methods}
+    models = {entry.name: order_classifier(entry, seed=seed, **model_options) for entry in entries}
     initial_tables = {
         method: keras.ops.convert_to_numpy(model.get_layer("embedding").position_embedding.table)
         if method == "learned" else None

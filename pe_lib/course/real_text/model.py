@@ -25,11 +25,11 @@ import numpy as np
 from pe_lib._checks import require_int, require_multiple, require_positive_float
 from pe_lib.course.model_inputs import attention_method, token_vectors
 from pe_lib.layers import PositionalSelfAttention
-from pe_lib.methods import get_method
+from pe_lib.methods import PositionMethod, get_method
 
 
 def language_model(
-    method: str,
+    method: str | PositionMethod,
     *,
     train_length: int,
     vocabulary_size: int,
@@ -49,7 +49,7 @@ def language_model(
     and a last normalisation precedes the read-out.
 
     Args:
-        method: a name from :data:`pe_lib.methods.METHODS`.
+        method: a name from :data:`pe_lib.methods.METHODS`, or its entry.
         train_length: the training length :math:`L`; a ``"learned"`` table
             has this many rows and refuses longer inputs.
         vocabulary_size: number of character ids.
@@ -76,7 +76,7 @@ def language_model(
         ...                ).count_params() - model.count_params()
         64
     """
-    get_method(method)
+    entry = get_method(method)
     train_length = require_int("train_length", train_length, minimum=1)
     vocabulary_size = require_int("vocabulary_size", vocabulary_size, minimum=1)
     max_length = require_int("max_length", max_length, minimum=1)
@@ -87,9 +87,9 @@ def language_model(
     seed = require_int("seed", seed, minimum=0)
     require_multiple("depth", depth, "heads", heads)
 
-    tokens, x = token_vectors(method, train_length=train_length, max_length=max_length,
+    tokens, x = token_vectors(entry, train_length=train_length, max_length=max_length,
                               vocabulary_size=vocabulary_size, depth=depth, seed=seed)
-    inside = attention_method(method)
+    inside = attention_method(entry)
     for block in range(layers):
         attention = PositionalSelfAttention(heads, depth // heads, method=inside, method_options=method_options,
                                             name=f"attention_{block}")
@@ -99,7 +99,7 @@ def language_model(
         x = x + keras.layers.Dense(depth, name=f"back_{block}")(hidden)
     x = keras.layers.LayerNormalization(name="norm")(x)
     logits = keras.layers.Dense(vocabulary_size, name="logits")(x)
-    return keras.Model(tokens, logits, name=f"language_model_{method}")
+    return keras.Model(tokens, logits, name=f"language_model_{entry.name}")
 
 
 def position_losses(logits, targets) -> np.ndarray:

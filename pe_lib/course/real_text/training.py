@@ -37,7 +37,7 @@ from pe_lib._checks import require_int
 from pe_lib.course.real_text import data as real_text_data
 from pe_lib.course.real_text.model import language_model, position_losses
 from pe_lib.layers import RotaryEmbedding
-from pe_lib.methods import get_method, method_names
+from pe_lib.methods import PositionMethod, get_method, method_names
 
 #: The methods trained, in the order of the tables (the comparison of the ALiBi paper, and none).
 TRAINED_METHODS = ("none", "sinusoidal", "learned", "rope", "alibi", "t5")
@@ -210,7 +210,7 @@ def _jax_trainer(model, adam):
     return step, finish
 
 
-def train_language_model(method: str, config: RealTextConfig, seed: int, training_ids, *,
+def train_language_model(method: str | PositionMethod, config: RealTextConfig, seed: int, training_ids, *,
                          on_step: Callable[[int, Callable[[], float]], None] | None = None) -> keras.Model:
     """Train one model of ``method`` for ``config.steps`` steps of ``config.batch_size`` windows.
 
@@ -219,7 +219,7 @@ def train_language_model(method: str, config: RealTextConfig, seed: int, trainin
     of one seed sees the same windows in the same order.
 
     Args:
-        method: a name from :data:`pe_lib.methods.METHODS`.
+        method: a name from :data:`pe_lib.methods.METHODS`, or its entry.
         config: the :class:`RealTextConfig`.
         seed: the seed of the weights and the windows.
         training_ids: the training text as character ids.
@@ -238,10 +238,11 @@ def train_language_model(method: str, config: RealTextConfig, seed: int, trainin
         >>> tuple(model(ids[None, :4]).shape)
         (1, 4, 97)
     """
+    entry = get_method(method)
     seed = require_int("seed", seed, minimum=0)
     inputs, targets = real_text_data.training_windows(training_ids, config.train_length,
                                                       config.steps * config.batch_size, seed=seed)
-    model = language_model(method, seed=seed, **config.model_options())
+    model = language_model(entry, seed=seed, **config.model_options())
     adam = optimizer(config.learning_rate, config.steps)
     backend = keras.backend.backend()
     if backend == "tensorflow":
@@ -282,13 +283,13 @@ def with_rope_variant(model: keras.Model, variant: str, scale: float, config: Re
     trained length :math:`L` is the variant's original length.
     """
     entry = get_method(variant)
-    if entry.acts_on != "queries and keys" or variant == "rope":
+    if entry.acts_on != "queries and keys" or entry.name == "rope":
         raise ValueError(f"variant must be one of {', '.join(map(repr, ROPE_VARIANTS))}; got {variant!r}")
     accepted = inspect.signature(RotaryEmbedding).parameters
     options = {"scale": float(scale)}
     if "original_length" in accepted:
         options["original_length"] = config.train_length
-    stretched = language_model(variant, method_options=options, **config.model_options())
+    stretched = language_model(entry, method_options=options, **config.model_options())
     stretched.set_weights(model.get_weights())
     return stretched
 
@@ -343,8 +344,9 @@ def run_real_text(config: RealTextConfig, *, methods=None, seeds=None, keep_mode
     """
     methods = tuple(config.methods if methods is None else methods)
     seeds = tuple(config.seeds if seeds is None else seeds)
-    for method in methods:
-        get_method(method)
+    resolved = [get_method(method) for method in methods]
+    methods = tuple(entry.name for entry in resolved)
+    entries = dict(zip(methods, resolved))
     make_deterministic()
     training_ids = real_text_data.encode(real_text_data.training_text())
     heldout_ids = real_text_data.encode(real_text_data.heldout_text())
@@ -360,9 +362,9 @@ def run_real_text(config: RealTextConfig, *, methods=None, seeds=None, keep_mode
                 if on_step is not None:
                     on_step(method, seed, done, loss)
 
-            model = train_language_model(method, config, seed, training_ids, on_step=report)
+            model = train_language_model(entries[method], config, seed, training_ids, on_step=report)
             final = last["loss"]() / np.log(2.0)
-            extrapolates = get_method(method).extrapolates
+            extrapolates = entries[method].extrapolates
             tested = [(method, scale, model) for scale in config.scales]
             if method == "rope":
                 tested += [(variant, scale, with_rope_variant(model, variant, scale, config))
