@@ -140,6 +140,8 @@ class Explorable:
             what each setting must draw.
         draw: draws the figure with matplotlib at a setting (one index per
             slider), every part drawn and named by its ``gid``.
+        still: draws the static version instead of ``draw`` where a picture
+            on paper should show more than one setting (``None``: ``draw``).
     """
 
     name: str
@@ -148,6 +150,7 @@ class Explorable:
     parts: tuple = dataclasses.field(repr=False)
     meta: dict = dataclasses.field(repr=False)
     draw: Callable = dataclasses.field(repr=False, compare=False)
+    still: Callable | None = dataclasses.field(default=None, repr=False, compare=False)
 
     @property
     def setting(self) -> tuple:
@@ -169,7 +172,7 @@ class Explorable:
         closed, so it is shown only where it is glued.
         """
         with course_style():
-            fig = self.draw(self.setting)
+            fig = (self.still or self.draw)(self.setting)
         for part in self.parts:
             if part.kind == "shown" and not part.at(self.setting):
                 for artist in _artists(fig, part.name):
@@ -733,12 +736,32 @@ def rotary_query_key(query=(1.0, 0.0), key=(0.7, 0.0), *, rate: float = 0.2, shi
         fig.legend(loc="outside lower center", ncols=2)
         return fig
 
+    def still(setting) -> Figure:
+        """On paper: the first setting beside the last shift, the same offset, the same score."""
+        active, j = setting
+        later = len(shifts) - 1 if len(shifts) > 1 else active
+        fig, ax = book_figure(panel_height=3.6)
+        for side, (centre, s) in enumerate(zip(_DIAL_CENTRES, (active, later))):
+            centre = centre * radii[-1]
+            _draw_dial(ax, centre, radii)
+            ax.text(centre, -1.12 * radii[-1], _minus(f"m = {shifts[s]}, n = {shifts[s] + offsets[j]}\n"
+                                                      f"score {scores[j]:.3f}"), ha="center", va="top")
+            for name, points, colour in (("query", arrow(queries[s]), COLOURS[0]),
+                                         ("key", arrow(keys[s, j]), COLOURS[1])):
+                xs, ys = zip(*points)
+                ax.plot([centre + x for x in xs], ys, color=colour, linewidth=2.5, solid_joinstyle="miter",
+                        label=name if side == 0 else None)
+        ax.set_xlim(-2.5 * radii[-1], 2.5 * radii[-1])
+        ax.set_ylim(-1.45 * radii[-1], 1.15 * radii[-1])
+        fig.legend(loc="outside lower center", ncols=2)
+        return fig
+
     return Explorable("explorable-rope", (
         "A query arrow and a key arrow on a circle, turned by RoPE by their positions m and n; one slider "
         "moves m, turning both arrows together, the other sets n − m; the score printed below changes only "
         "with n − m."
     ), sliders, parts, {"figure": "rotary_query_key", "query": _rounded(query, 6), "key": _rounded(key, 6),
-                        "rate": _significant([rate], 10)[0]}, draw)
+                        "rate": _significant([rate], 10)[0]}, draw, still)
 
 
 def _vector(name: str, value) -> np.ndarray:
