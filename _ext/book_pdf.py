@@ -47,6 +47,7 @@ _ADD_CONTENTS = r"""() => {
 }"""
 
 _CONTENTS_STYLE = """
+#jb-print-docs-body { display: none !important; }
 nav.book-contents { break-after: page; }
 nav.book-contents p { margin: 0.1rem 0; }
 nav.book-contents p.book-contents-1 { font-weight: 600; margin-top: 0.5rem; }
