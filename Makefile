@@ -1,9 +1,11 @@
 # Shortcuts for tasks.py, which does the work and needs only Python 3.
 PYTHON ?= python3
 
-.PHONY: book test lock notebooks lab bench assignments grade clean
+.PHONY: book pdf test lock notebooks lab bench assignments grade clean
 book:      ## build the HTML book into _build/html
 	$(PYTHON) tasks.py book
+pdf:       ## the whole book as one PDF, _build/pdf/book.pdf
+	$(PYTHON) tasks.py pdf
 test:      ## every test: unit, property, doctest and nbval over the chapters
 	$(PYTHON) tasks.py test
 lock:      ## recompile requirements.lock from requirements.txt

@@ -2,6 +2,7 @@
 """The course's front door. Needs only Python 3; everything else it installs.
 
     python3 tasks.py book        build the HTML book into _build/html
+    python3 tasks.py pdf         the whole book as one PDF, _build/pdf/book.pdf (printed by Chromium)
     python3 tasks.py test        unit, property and doc tests, then every chapter under nbval,
                                  then the layer tests again on Keras's JAX backend
                                  [--other-cpu: the tests and chapters (not the browser's) with
@@ -124,6 +125,14 @@ def book(*extra: str) -> None:
     print(f"The book is at {ROOT / '_build' / 'html' / 'index.html'}")
 
 
+def pdf(*extra: str) -> None:
+    """The whole book as one PDF: Sphinx's single-page HTML book, printed by Chromium."""
+    ensure_browser()
+    run(PYTHON.parent / "jupyter-book", "build", ".", "--builder", "singlehtml", "-W", "-n", "--keep-going", *extra)
+    run(PYTHON, ROOT / "_ext" / "book_pdf.py", ROOT / "_build" / "singlehtml" / "index.html",
+        ROOT / "_build" / "pdf" / "book.pdf")
+
+
 def cpu_flags() -> set[str]:
     """The processor's feature flags (Linux), empty where they cannot be read."""
     try:
@@ -187,6 +196,7 @@ def test(*extra: str) -> None:
             *rest, env=environment)
         return
     ensure_browser()
+    ensure_axe()
     ensure_bubblewrap()
     # Two workers use both cores; --dist loadscope keeps each notebook (one kernel,
     # cells in order) and each test module on one worker.
@@ -214,6 +224,27 @@ def ensure_browser() -> None:
         "No Chromium found and it cannot be installed here: the browser tests will fail. "
         "Install chromium, or set PE_COURSE_SKIP_BROWSER=1 to skip them on purpose.",
     )
+
+
+#: axe-core, the accessibility checker tests/test_book.py runs on every page.
+AXE_CORE = ("axe-core", "4.14.1")
+AXE_FOLDER = ROOT / ".axe"
+
+
+def ensure_axe() -> None:
+    """Install axe-core from npm into .axe (git-ignored) unless that version is there."""
+    import json
+
+    package = AXE_FOLDER / "node_modules" / AXE_CORE[0] / "package.json"
+    if package.is_file() and json.loads(package.read_text()).get("version") == AXE_CORE[1]:
+        return
+    ensure_debian_package(
+        "npm", ("npm",),
+        "No npm found and it cannot be installed here: the accessibility test will fail. "
+        "Install npm (Debian/Ubuntu: apt-get install npm).",
+    )
+    if shutil.which("npm"):
+        run("npm", "install", "--prefix", AXE_FOLDER, "--no-save", "--no-audit", "--no-fund", "@".join(AXE_CORE))
 
 
 def ensure_bubblewrap() -> None:
@@ -310,6 +341,7 @@ for path in sys.argv[1:]:
 
 COMMANDS = {
     "book": book,
+    "pdf": pdf,
     "test": test,
     "lock": lock,
     "notebooks": notebooks,

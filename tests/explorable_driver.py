@@ -1,19 +1,26 @@
 """Drive the explorable figures of a page in Chromium, as a reader would, and check them.
 
 Used by tests/test_book.py on the chapters that carry the figures. For each
-figure on a page, and each of its sliders, :func:`move_every_slider`:
+figure on a page, and each of its sliders (a native range input),
+:func:`move_every_slider`:
 
-1. reads the drawing (the SVG plotly.js drew: hands, points, labels);
-2. drags the slider to another step with real input events: the mouse at a
-   desktop width, a finger (touch events) at a phone width;
-3. checks that plotly.js took the step, that the drawing changed, and that
-   what is drawn is what pe_lib computes for the new setting of every slider:
-   the angle of each clock hand on the screen, the wavelengths, the dot
-   product and its label, the rotated query and key and their score.
+1. reads the drawing (the SVG the figure's script keeps up to date: hands,
+   points, texts), the sliders' values as announced (``aria-valuetext``) and
+   the sentence of the live region;
+2. moves the slider: with the mouse at a desktop width, with a finger (touch
+   events) at a phone width, or with the keyboard (Tab to it from the element
+   before it, then the arrow keys, End and Home);
+3. checks that the slider took the step, that the drawing and the announced
+   value changed, and that what is drawn is what pe_lib computes for the new
+   setting of every slider: the angle of each clock hand on the screen, the
+   wavelengths, the dot product and its label, the rotated query and key and
+   their score.
 
-The figure's parameters come from its layout's ``meta`` (set by
-``pe_lib.course.display.explorable``) and the sliders' labels; the expected values are
-recomputed here from ``pe_lib`` for that setting.
+The figure's parameters come from its data's ``meta`` (set by
+``pe_lib.course.display.explorable``) and the sliders' labels; the expected
+values are recomputed here from ``pe_lib`` for that setting. Points drawn in the
+SVG are taken back to data units with the figure's own map from data to the
+drawing (``test_explorable`` checks that map against matplotlib's drawing).
 """
 
 from __future__ import annotations
@@ -27,71 +34,85 @@ import pe_lib
 from pe_lib.similarity import offset_similarity
 from pe_lib.rope import apply_rope
 
-# Everything drawn in one figure, in plotly.js's own coordinates and in data units.
-# Each visible trace: its index, the ends of its line on the screen (pixels,
-# y down), the same in data units, its points in data units, and its text labels.
-_READ_DRAWING = r"""(id) => {
-  const gd = document.getElementById(id);
-  const full = gd._fullLayout;
+# Everything drawn in one figure, in the SVG's units and in data units.
+_READ_DRAWING = r"""(name) => {
+  const root = document.querySelector(`[data-explorable="${name}"]`);
+  const data = JSON.parse(root.querySelector('script.explorable-data').textContent);
   const numbers = d => (d || '').match(/-?\d+(\.\d+)?(e-?\d+)?/g)?.map(Number) || [];
   const pairs = list => list.reduce((out, v, i) => (i % 2 ? out[out.length - 1].push(v) : out.push([v]), out), []);
-  const traces = [];
-  gd.querySelectorAll('.scatterlayer .trace').forEach(group => {
-    const trace = group.__data__ && group.__data__[0] && group.__data__[0].trace;
-    if (!trace || trace.visible !== true) return;
-    const xa = full['xaxis' + trace.xaxis.slice(1)], ya = full['yaxis' + trace.yaxis.slice(1)];
-    const line = group.querySelector('path.js-line');
+  const maps = {};
+  data.parts.forEach(p => { if (p.map) maps[p.name] = p.map; });
+  const parts = {};
+  root.querySelectorAll('[data-part]').forEach(element => {
+    const line = element.querySelector('path[clip-path], :scope > path');
+    const map = maps[element.dataset.part];
+    const back = ([x, y]) => map ? [(x - map[0]) / map[1], (y - map[2]) / map[3]] : [x, y];
+    const markers = Array.from(element.querySelectorAll('use')).map(
+      u => [Number(u.getAttribute('x')), Number(u.getAttribute('y'))]);
     const screen = line ? pairs(numbers(line.getAttribute('d'))) : [];
-    const points = Array.from(group.querySelectorAll('path.point')).map(p => {
-      const [x, y] = numbers(p.getAttribute('transform'));
-      return [xa.p2d(x), ya.p2d(y)];
-    });
-    traces.push({
-      index: trace.index, screen,
-      line: screen.map(([x, y]) => [xa.p2d(x), ya.p2d(y)]),
-      points,
-      texts: Array.from(group.querySelectorAll('text')).map(t => t.textContent),
-    });
+    parts[element.dataset.part] = {
+      shown: getComputedStyle(element).visibility !== 'hidden' && element.getClientRects().length > 0,
+      text: (element.querySelector('text') || element).textContent,
+      screen, line: screen.map(back), markers: markers.map(back),
+    };
   });
+  const inputs = Array.from(root.querySelectorAll('input.explorable-slider'));
   return {
-    traces,
-    annotations: Array.from(gd.querySelectorAll('.annotation-text')).map(t => t.textContent),
-    sliders: full.sliders.map(s => ({active: s.active, label: s.steps[s.active].label})),
-    meta: gd.layout.meta,
-    // The same pixels per unit across and up: an angle on the screen is the angle in the data.
-    square: ['', '2'].filter(n => full['xaxis' + n] && full['xaxis' + n].scaleanchor === undefined
-                                  && full['yaxis' + n] && full['yaxis' + n].scaleanchor)
-                      .every(n => Math.abs(full['xaxis' + n]._m + full['yaxis' + n]._m) < 1e-6),
+    parts,
+    sliders: inputs.map((input, k) => ({
+      active: Number(input.value), steps: Number(input.max) + 1, label: data.sliders[k].labels[Number(input.value)],
+      name: data.sliders[k].name, valuetext: input.getAttribute('aria-valuetext'),
+      shown: root.querySelectorAll('output.explorable-value')[k].textContent,
+    })),
+    status: root.querySelector('.explorable-status').textContent,
+    live: root.querySelector('.explorable-status').getAttribute('aria-live'),
+    meta: data.meta,
   };
 }"""
 
-# Where each step of slider `index` sits on the screen, and the slider's grip and touch strip.
-_SLIDER_GEOMETRY = """([id, index]) => {
-  const gd = document.getElementById(id);
-  const group = gd.querySelectorAll('.slider-container .slider-group')[index];
-  const box = e => { const r = e.getBoundingClientRect(); return [r.x, r.y, r.width, r.height]; };
-  return {
-    ticks: Array.from(group.querySelectorAll('rect.slider-tick-rect')).map(box),
-    grip: box(group.querySelector('rect.slider-grip-rect')),
-    strip: box(group.querySelector('rect.slider-rail-touch-rect')),
-    labels: Array.from(group.querySelectorAll('text')).map(t => parseFloat(getComputedStyle(t).fontSize)),
-  };
+# Where slider `index` is on the screen, and how large its label's text is.
+_SLIDER_GEOMETRY = """([name, index]) => {
+  const root = document.querySelector(`[data-explorable="${name}"]`);
+  const input = root.querySelectorAll('input.explorable-slider')[index];
+  const r = input.getBoundingClientRect();
+  return {box: [r.x, r.y, r.width, r.height],
+          label: parseFloat(getComputedStyle(input.closest('label')).fontSize)};
+}"""
+
+# Focus the element that comes just before slider `index` in the order Tab follows,
+# so that one press of Tab must land on the slider.
+_FOCUS_BEFORE = """([name, index]) => {
+  const root = document.querySelector(`[data-explorable="${name}"]`);
+  const input = root.querySelectorAll('input.explorable-slider')[index];
+  const tabbable = Array.from(document.querySelectorAll(
+    'a[href], button, input, select, textarea, summary, [tabindex]:not([tabindex="-1"])'))
+    .filter(e => !e.disabled && e.tabIndex >= 0 && e.getClientRects().length > 0
+                 && getComputedStyle(e).visibility !== 'hidden');
+  const at = tabbable.indexOf(input);
+  if (at < 1) return false;
+  tabbable[at - 1].focus();
+  return document.activeElement === tabbable[at - 1];
+}"""
+_FOCUSED = """([name, index]) => {
+  const root = document.querySelector(`[data-explorable="${name}"]`);
+  const input = root.querySelectorAll('input.explorable-slider')[index];
+  const style = getComputedStyle(input);
+  return {focused: document.activeElement === input,
+          ring: style.outlineStyle !== 'none' && parseFloat(style.outlineWidth) >= 2};
 }"""
 
 
 def figure_ids(page) -> list[str]:
-    return page.evaluate("() => Array.from(document.querySelectorAll('.explorable .js-plotly-plot')).map(e => e.id)")
+    return page.evaluate("() => Array.from(document.querySelectorAll('.explorable.explorable-ready'))"
+                         ".map(e => e.dataset.explorable)")
 
 
-def read(page, figure_id: str) -> dict:
-    return page.evaluate(_READ_DRAWING, figure_id)
+def read(page, name: str) -> dict:
+    return page.evaluate(_READ_DRAWING, name)
 
 
 def drag(page, start: tuple[float, float], end: tuple[float, float], touch: bool) -> None:
-    """Press at ``start``, move to ``end`` in small steps, release: mouse or finger.
-
-    Each step waits ``STEP_MS``, as a hand does: every step redraws the figure, and
-    a busy machine must not receive the next step while it is still drawing."""
+    """Press at ``start``, move to ``end`` in small steps, release: mouse or finger."""
     path = [(start[0] + (end[0] - start[0]) * t / 4, start[1]) for t in range(5)]
     if not touch:
         page.mouse.move(*start)
@@ -112,38 +133,41 @@ def drag(page, start: tuple[float, float], end: tuple[float, float], touch: bool
 
 
 #: The pause between the steps of a drag, in milliseconds.
-STEP_MS = 60
-_ACTIVE_STEP = "([id, i]) => document.getElementById(id).layout.sliders[i].active"
+STEP_MS = 40
+#: The width of Chromium's thumb of a range input, in CSS pixels: the thumb's
+#: centre travels from half of it to the width less half of it.
+THUMB_PX = 16
 
 
-def when_still(page, expression: str, arguments, every_ms: int, tries: int):
-    """The value of ``expression`` once two readings ``every_ms`` apart agree, or
-    ``None`` if it is still changing after ``tries`` readings."""
-    value = page.evaluate(expression, arguments)
-    for _ in range(tries):
-        page.wait_for_timeout(every_ms)
-        again = page.evaluate(expression, arguments)
-        if again == value:
-            return value
-        value = again
-    return None
+def thumb_x(box: list[float], step: int, steps: int) -> float:
+    left, _, width, _ = box
+    return left + THUMB_PX / 2 + (width - THUMB_PX) * (step / max(steps - 1, 1))
 
 
-def move_slider(page, figure_id: str, index: int, target: int, touch: bool) -> dict:
-    """Drag slider ``index`` of the figure from its grip to step ``target``; return its geometry."""
-    page.locator(f"#{figure_id}").scroll_into_view_if_needed()
-    # A page still laying out (a scroll, a late font, plotly.js fitting the figure to
-    # its column) would move the ticks between measuring and dragging.
-    geometry = when_still(page, _SLIDER_GEOMETRY, [figure_id, index], every_ms=50, tries=40)
-    assert geometry is not None, f"{figure_id} slider {index} kept moving for 2 s"
-    grip_x, grip_y, grip_w, grip_h = geometry["grip"]
-    tick_x, _, tick_w, _ = geometry["ticks"][target]
-    centre_y = grip_y + grip_h / 2
-    drag(page, (grip_x + grip_w / 2, centre_y), (tick_x + tick_w / 2, centre_y), touch)
-    # plotly.js moves the grip to its step with a short transition; the caller reads
-    # the step once it rests (and reports it if it never does)
-    when_still(page, _ACTIVE_STEP, [figure_id, index], every_ms=200, tries=20)
+def move_by_pointer(page, name: str, index: int, target: int, steps: int, active: int, touch: bool) -> dict:
+    """Drag slider ``index`` of the figure from its thumb to step ``target``; return its geometry."""
+    page.locator(f'[data-explorable="{name}"] input.explorable-slider').nth(index).scroll_into_view_if_needed()
+    geometry = page.evaluate(_SLIDER_GEOMETRY, [name, index])
+    box = geometry["box"]
+    centre_y = box[1] + box[3] / 2
+    drag(page, (thumb_x(box, active, steps), centre_y), (thumb_x(box, target, steps), centre_y), touch)
     return geometry
+
+
+def move_by_keyboard(page, name: str, index: int, keys: list[str]) -> list[str]:
+    """Tab to slider ``index`` from the element before it, then press ``keys``; the problems found."""
+    if not page.evaluate(_FOCUS_BEFORE, [name, index]):
+        return ["nothing before the slider can be focused, or the slider is not in the Tab order"]
+    page.keyboard.press("Tab")
+    focus = page.evaluate(_FOCUSED, [name, index])
+    problems = []
+    if not focus["focused"]:
+        problems.append("Tab from the element before it does not reach the slider")
+    elif not focus["ring"]:
+        problems.append("the focused slider shows no focus ring of 2 px or more")
+    for key in keys:
+        page.keyboard.press(key)
+    return problems
 
 
 def settings(drawing: dict) -> list[float]:
@@ -161,59 +185,79 @@ def _angle_gap(a: float, b: float) -> float:
 
 def check_clock_hands(drawing: dict) -> list[str]:
     meta, (p,) = drawing["meta"], [int(v) for v in settings(drawing)]
-    depth, neighbour = meta["depth"], meta["neighbour"]
+    depth, neighbour, centres = meta["depth"], meta["neighbour"], meta["centres"]
     pairs = depth // 2
     table = pe_lib.sinusoidal_encoding(p + neighbour + 1, depth, base=meta["base"], dtype="float64")
-    problems = []
-    if not drawing["square"]:
-        problems.append("the clock faces are not drawn with equal scales across and up")
-    hands = {trace["index"]: trace for trace in drawing["traces"]}
+    parts, problems = drawing["parts"], []
+    said = []
     for clock, row in enumerate((p, p + neighbour)):
+        angles = []
         for i in range(pairs):
-            (x0, y0), (x1, y1) = hands[clock * pairs + i]["screen"]
-            on_screen = math.atan2(x1 - x0, y0 - y1)            # clockwise from twelve o'clock
+            hand = parts[f"hand-{clock}-{i}"]
+            (x0, y0), (x1, y1) = hand["screen"]
+            on_screen = math.atan2(x1 - x0, y0 - y1)            # clockwise from twelve o'clock, y down
             expected = math.atan2(table[row, 2 * i], table[row, 2 * i + 1])
             if _angle_gap(on_screen, expected) > 0.02:
                 problems.append(f"position {row}, pair {i}: hand at {on_screen:.3f} rad, pe_lib says {expected:.3f}")
-    titles = [f"position {p}", f"position {p + neighbour}"]
-    if drawing["annotations"][:2] != titles:
-        problems.append(f"titles {drawing['annotations'][:2]}, expected {titles}")
+            if not _near(hand["line"][0][0], centres[clock], 1e-3):
+                problems.append(f"position {row}, pair {i}: the hand does not start at its clock's centre")
+            (tip,) = parts[f"tip-{clock}-{i}"]["markers"]
+            if not np.allclose(tip, hand["line"][1], atol=1e-3):
+                problems.append(f"position {row}, pair {i}: the dot is at {tip}, the hand ends at {hand['line'][1]}")
+            angles.append(f"{round(math.degrees(expected)) % 360}°")
+        listed = ", ".join(angles[:-1]) + " and " + angles[-1] if len(angles) > 1 else angles[0]
+        said.append(f"Position {row}: hands at {listed}.")
+        if parts[f"title-{clock}"]["text"] != f"position {row}":
+            problems.append(f"clock {clock} is titled {parts[f'title-{clock}']['text']!r}, not position {row}")
+    if drawing["status"] != " ".join(said):
+        problems.append(f"the live region says {drawing['status']!r}, pe_lib gives {' '.join(said)!r}")
     return problems
 
 
 def check_wavelength_series(drawing: dict) -> list[str]:
     depth, base = settings(drawing)
     expected = pe_lib.wavelengths(int(depth), base=base)
-    series = [trace for trace in drawing["traces"] if len(trace["points"]) > 0]
-    bound = [trace for trace in drawing["traces"] if not trace["points"]]
-    if len(series) != 1 or len(bound) != 1:
-        return [f"{len(series)} series and {len(bound)} bounds drawn, expected one of each"]
-    drawn = np.array([y for _, y in series[0]["points"]])
+    parts = drawing["parts"]
+    shown = [name for name, part in parts.items() if name.startswith("series-") and part["shown"]]
+    if len(shown) != 1:
+        return [f"{len(shown)} series shown, expected one"]
+    drawn = 10 ** np.array([y for _, y in parts[shown[0]]["markers"]])
     problems = []
     if drawn.shape != expected.shape or not np.allclose(drawn, expected, rtol=2e-3):
         problems.append(f"depth {depth:g}, base {base:g}: wavelengths drawn {drawn[:3]}..., pe_lib {expected[:3]}...")
-    if not all(_near(y / (2 * math.pi * base), 1.0, 2e-3) for _, y in bound[0]["line"]):
-        problems.append(f"the bound is drawn at {bound[0]['line']}, not at 2 pi N = {2 * math.pi * base:g}")
+    if not all(_near(10 ** y / (2 * math.pi * base), 1.0, 2e-3) for _, y in parts["bound"]["line"]):
+        problems.append(f"the bound is drawn at {parts['bound']['line']}, not at 2 pi N = {2 * math.pi * base:g}")
+    if parts["title"]["text"] != f"depth D = {depth:g}, base N = {base:g}":
+        problems.append(f"the title says {parts['title']['text']!r}")
+    if f"{int(depth) // 2} wavelengths from 6.28 to {expected[-1]:.4g} positions" not in drawing["status"]:
+        problems.append(f"the live region says {drawing['status']!r}")
     return problems
 
 
 def check_dot_product_by_offset(drawing: dict) -> list[str]:
     offset, depth = settings(drawing)
     expected = float(offset_similarity(offset, int(depth), base=drawing["meta"]["base"])) / (depth / 2)
-    markers = [trace for trace in drawing["traces"] if trace["texts"]]
-    if len(markers) != 1 or len(markers[0]["points"]) != 1:
-        return [f"{len(markers)} markers drawn, expected one"]
-    (x, y), label = markers[0]["points"][0], markers[0]["texts"][0]
+    parts = drawing["parts"]
+    shown = [name for name, part in parts.items() if name.startswith("curve-") and part["shown"]]
+    if len(shown) != 1:
+        return [f"{len(shown)} curves shown, expected one"]
+    (x, y), label = parts["marker"]["markers"][0], parts["value"]["text"]
     problems = []
     if not (_near(x, offset, 0.01) and _near(y, expected, 2e-3)):
         problems.append(f"offset {offset:g}, depth {depth:g}: marker at ({x:.4f}, {y:.4f}), pe_lib {expected:.4f}")
-    if label.replace("−", "-") != f"{expected:.4f}":
-        problems.append(f"offset {offset:g}, depth {depth:g}: label {label!r}, pe_lib {expected:.4f}")
+    curve = dict((round(cx), cy) for cx, cy in parts[shown[0]]["line"])
+    if not _near(curve.get(round(offset), math.inf), expected, 2e-3):
+        problems.append(f"offset {offset:g}, depth {depth:g}: the curve shown is not depth {depth:g}'s")
+    value = f"{expected:.4f}"
+    if label.replace("−", "-") != f"k = {offset:g}: {value}":
+        problems.append(f"offset {offset:g}, depth {depth:g}: label {label!r}, pe_lib {value}")
+    if drawing["status"].replace("−", "-") != f"Offset {offset:g}, depth {depth:g}: dot product ÷ (D/2) = {value}.":
+        problems.append(f"the live region says {drawing['status']!r}, pe_lib {value}")
     return problems
 
 
 def rope_score(drawing: dict) -> float:
-    return float(drawing["annotations"][0].rsplit("=", 1)[1].replace("−", "-"))
+    return float(drawing["parts"]["score"]["text"].rsplit("=", 1)[1].replace("−", "-"))
 
 
 def check_rotary_query_key(drawing: dict) -> list[str]:
@@ -221,18 +265,18 @@ def check_rotary_query_key(drawing: dict) -> list[str]:
     m, k = (int(v) for v in settings(drawing))
     query = apply_rope(np.array([meta["query"]]), [m], rates=[meta["rate"]])[0]
     key = apply_rope(np.array([meta["key"]]), [m + k], rates=[meta["rate"]])[0]
-    # The arrow's head is its last point (plotly.js stops the line short of it).
-    drawn = {trace["index"]: np.array(trace["points"][-1]) for trace in drawing["traces"]}
+    # Each arrow's tip is the second point of its line (the centre, the tip, the head).
+    drawn = {name: np.array(drawing["parts"][name]["line"][1]) for name in ("query", "key")}
     problems = []
-    if not drawing["square"]:
-        problems.append("the circle is not drawn with equal scales across and up")
-    if set(drawn) != {0, 1 + k}:
-        return problems + [f"arrows {sorted(drawn)} drawn, expected the query and key {k}"]
-    if not np.allclose(drawn[0], query, atol=3e-3) or not np.allclose(drawn[1 + k], key, atol=3e-3):
-        problems.append(f"m = {m}, n = {m + k}: arrows at {drawn[0]}, {drawn[1 + k]}; pe_lib {query}, {key}")
+    if not np.allclose(drawn["query"], query, atol=3e-3) or not np.allclose(drawn["key"], key, atol=3e-3):
+        problems.append(f"m = {m}, n = {m + k}: arrows at {drawn['query']}, {drawn['key']}; pe_lib {query}, {key}")
     score = float(query @ key)
-    if not (_near(rope_score(drawing), score, 1e-3) and _near(float(drawn[0] @ drawn[1 + k]), score, 5e-3)):
+    if not (_near(rope_score(drawing), score, 1e-3) and _near(float(drawn["query"] @ drawn["key"]), score, 5e-3)):
         problems.append(f"m = {m}, n = {m + k}: score shown {rope_score(drawing)}, pe_lib {score:.4f}")
+    if drawing["parts"]["positions"]["text"] != f"m = {m}, n = {m + k}":
+        problems.append(f"the positions read {drawing['parts']['positions']['text']!r}")
+    if not drawing["status"].startswith(f"Query at m = {m}, key at n = {m + k}: score "):
+        problems.append(f"the live region says {drawing['status']!r}")
     return problems
 
 
@@ -245,49 +289,83 @@ CHECKS = {
 
 
 def _signature(drawing: dict) -> tuple:
-    return tuple((t["index"], tuple(map(tuple, t["screen"])), tuple(map(tuple, t["points"])), tuple(t["texts"]))
-                 for t in drawing["traces"]) + tuple(drawing["annotations"])
+    return tuple((name, part["shown"], part["text"], tuple(map(tuple, part["screen"])),
+                  tuple(map(tuple, part["markers"]))) for name, part in sorted(drawing["parts"].items()))
+
+
+def _announced(drawing: dict, index: int) -> list[str]:
+    """What is wrong with how slider ``index`` states its value: in words and on the screen."""
+    slider = drawing["sliders"][index]
+    problems = []
+    if slider["valuetext"] != f"{slider['name']} {slider['label']}":
+        problems.append(f"announced as {slider['valuetext']!r}, not {slider['name']} {slider['label']}")
+    if slider["shown"] != slider["label"]:
+        problems.append(f"shows {slider['shown']!r} beside it, not {slider['label']}")
+    if drawing["live"] != "polite":
+        problems.append("the figure's sentence is not in a live region")
+    return problems
+
+
+def _after_move(name: str, before: dict, after: dict, index: int, target: int, check) -> list[str]:
+    problems = []
+    if after["sliders"][index]["active"] != target:
+        problems.append(f"{name}: moved to step {target}, the slider is at {after['sliders'][index]['active']}")
+    if _signature(after) == _signature(before):
+        problems.append(f"{name}: the drawing did not change")
+    if after["status"] == before["status"]:
+        problems.append(f"{name}: the live region did not change")
+    problems += [f"{name}: {p}" for p in _announced(after, index)]
+    problems += [f"{name} at {[s['label'] for s in after['sliders']]}: {p}" for p in check(after)]
+    if after["meta"]["figure"] == "rotary_query_key" and index == 0 and rope_score(after) != rope_score(before):
+        problems.append(f"{name}: moving both positions changed the score")
+    return problems
 
 
 def move_every_slider(page, touch: bool, screenshots: Path | None = None, tag: str = "") -> tuple[list[str], dict]:
-    """Move each slider of each figure on the page to another step and check the drawing.
+    """Move each slider of each figure on the page, by mouse (or finger) and by keyboard,
+    and check the drawing after every move.
 
-    Returns the problems found and, per figure, what was measured (for the report).
-    Screenshots before and after each move go to ``screenshots``, if given.
+    By pointer, each slider goes to the step two thirds of the way round from where
+    it is. By keyboard, it is reached with Tab, then ArrowRight moves it one step,
+    End to its last, Home to its first. Returns the problems found and, per
+    figure, what was measured (for the report). Screenshots before and after
+    each pointer move go to ``screenshots``, if given.
     """
     problems, measured = [], {}
     for figure_id in figure_ids(page):
-        # A resize of the window (a full-page screenshot makes two) leaves plotly.js a
-        # redraw to do 100 ms later, which would move the slider under the pointer;
-        # plotly.js's own resize cancels that pending redraw and resolves once it has drawn.
-        page.evaluate("id => Plotly.Plots.resize(document.getElementById(id))", figure_id)
+        locator = page.locator(f'[data-explorable="{figure_id}"]')
         before = read(page, figure_id)
         check = CHECKS[before["meta"]["figure"]]
         problems += [f"{figure_id} {tag} as first drawn: {p}" for p in check(before)]
         for index, slider in enumerate(before["sliders"]):
-            steps = page.evaluate("([id, i]) => document.getElementById(id).layout.sliders[i].steps.length",
-                                  [figure_id, index])
+            problems += [f"{figure_id} {tag} slider {index} as first drawn: {p}" for p in _announced(before, index)]
+            steps = slider["steps"]
+            name = f"{figure_id} {tag} slider {index}"
             target = (slider["active"] + max(1, (2 * steps) // 3)) % steps
             if screenshots:
-                page.locator(f"#{figure_id}").screenshot(path=str(screenshots / f"{figure_id}-{tag}-slider{index}-before.png"))
-            geometry = move_slider(page, figure_id, index, target, touch)
+                locator.screenshot(path=str(screenshots / f"{figure_id}-{tag}-slider{index}-before.png"))
+            geometry = move_by_pointer(page, figure_id, index, target, steps, slider["active"], touch)
             after = read(page, figure_id)
             if screenshots:
-                page.locator(f"#{figure_id}").screenshot(path=str(screenshots / f"{figure_id}-{tag}-slider{index}-after.png"))
-            name = f"{figure_id} {tag} slider {index}"
-            if after["sliders"][index]["active"] != target:
-                problems.append(f"{name}: dragged to step {target}, plotly.js is at {after['sliders'][index]['active']}")
-            if _signature(after) == _signature(before):
-                problems.append(f"{name}: the drawing did not change")
-            problems += [f"{name} at {after['sliders']}: {p}" for p in check(after)]
-            if before["meta"]["figure"] == "rotary_query_key" and index == 0 and rope_score(after) != rope_score(before):
-                problems.append(f"{name}: moving both positions changed the score")
-            strip_height = geometry["strip"][3]
-            if strip_height < 44:
-                problems.append(f"{name}: the strip a finger can drag is {strip_height:.0f} px tall, under 44")
-            if min(geometry["labels"]) < 12:
-                problems.append(f"{name}: slider text of {min(geometry['labels'])} px, under 12")
-            measured[f"{figure_id} slider {index}"] = {"from": slider["label"], "to": after["sliders"][index]["label"],
-                                                      "strip_px": round(strip_height)}
+                locator.screenshot(path=str(screenshots / f"{figure_id}-{tag}-slider{index}-after.png"))
+            problems += _after_move(f"{name} ({'finger' if touch else 'mouse'})", before, after, index, target, check)
+            if geometry["box"][3] < 44:
+                problems.append(f"{name}: the slider a finger holds is {geometry['box'][3]:.0f} px tall, under 44")
+            if geometry["label"] < 12:
+                problems.append(f"{name}: slider text of {geometry['label']} px, under 12")
+            moved = {"from": slider["label"], "to": after["sliders"][index]["label"],
+                     "height_px": round(geometry["box"][3])}
             before = after
+            # The keyboard: one step on, then the last step, then the first.
+            at = after["sliders"][index]["active"]
+            for keys, goal in ((["ArrowRight"], at + 1 if at + 1 < steps else at - 1), (["End"], steps - 1),
+                               (["Home"], 0)):
+                keys = keys if keys != ["ArrowRight"] or at + 1 < steps else ["ArrowLeft"]
+                problems += [f"{name} (keyboard): {p}" for p in move_by_keyboard(page, figure_id, index, keys)]
+                after = read(page, figure_id)
+                if goal != before["sliders"][index]["active"]:
+                    problems += _after_move(f"{name} (keyboard {'+'.join(keys)})", before, after, index, goal, check)
+                before = after
+            moved["keyboard"] = [before["sliders"][index]["label"]]
+            measured[f"{figure_id} slider {index}"] = moved
     return problems, measured

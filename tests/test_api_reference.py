@@ -1,15 +1,17 @@
-"""api.md documents every public module of pe_lib.
+"""The reference (api.md and its pages in api/) documents every public module of pe_lib.
 
-Modules are discovered by walking the package, so a module added or moved fails
-here until api.md names it. A module whose name has a part starting with ``_``
-is private and needs no page. A module counts as documented when api.md has an
+The reference is split into pages (the position methods, the Keras layers, and
+two of the course's helpers) so that no page of the built book is heavy to load;
+api.md is their index. Modules are discovered by walking the package, so a
+module added or moved fails here until a page of the reference names it. A module whose name has a part starting with ``_``
+is private and needs no page. A module counts as documented when the reference has an
 ``automodule`` directive for it, or when it is one layer's file inside a package
-that api.md documents with ``:members:`` and that package exports everything the
+that the reference documents with ``:members:`` and that package exports everything the
 file defines (``pe_lib.layers`` documents its layers this way, so each layer is
 described once, under the name users import it by).
 
 The teaching helpers of ``pe_lib.course`` are documented too (the chapters call
-them and a reader re-running one needs them), but in their own section after the
+them and a reader re-running one needs them), but on their own pages after the
 user-facing modules, so a reader of the reference meets what they would import
 first.
 """
@@ -22,8 +24,17 @@ from pathlib import Path
 
 import pe_lib
 
-API = Path(__file__).resolve().parents[1] / "api.md"
+ROOT = Path(__file__).resolve().parents[1]
+API = ROOT / "api.md"
+#: The reference's pages in the order of the book: the user's modules, then the course's.
+PAGES = [API, ROOT / "api" / "methods.md", ROOT / "api" / "layers.md", ROOT / "api" / "course.md",
+         ROOT / "api" / "course_experiments.md"]
+COURSE_PAGES = PAGES[3:]
 COURSE_HEADING = "What the course uses to teach"
+
+
+def reference() -> str:
+    return "\n".join(page.read_text() for page in PAGES)
 
 
 def public_modules():
@@ -35,7 +46,7 @@ def public_modules():
 
 
 def directives(text):
-    """``module name -> its options`` for every automodule directive of api.md."""
+    """``module name -> its options`` for every automodule directive of ``text``."""
     found = {}
     for match in re.finditer(r"^\.\. automodule:: (\S+)\n((?:[ \t]+:.*\n)*)", text, re.MULTILINE):
         found[match.group(1)] = match.group(2)
@@ -73,21 +84,34 @@ def test_the_walk_finds_the_modules_we_know():
 
 
 def test_every_public_module_is_documented():
-    documented = directives(API.read_text())
+    documented = directives(reference())
     missing = [
         name for name in public_modules()
         if name not in documented and not documented_through_package(name, documented)
     ]
-    assert not missing, f"api.md does not document: {missing}"
+    assert not missing, f"the reference does not document: {missing}"
 
 
 def test_no_directive_names_a_module_that_does_not_exist():
-    assert set(directives(API.read_text())) <= set(public_modules())
+    assert set(directives(reference())) <= set(public_modules())
 
 
-def test_course_modules_have_their_own_section():
-    text = API.read_text()
-    assert COURSE_HEADING in text
-    user_part, course_part = text.split(COURSE_HEADING, 1)
-    assert not [name for name in directives(user_part) if name.startswith("pe_lib.course")]
-    assert not [name for name in directives(course_part) if not name.startswith("pe_lib.course")]
+def test_every_module_is_documented_once():
+    names = [name for page in PAGES for name in directives(page.read_text())]
+    assert len(names) == len(set(names))
+
+
+def test_course_modules_have_their_own_pages():
+    assert COURSE_HEADING in COURSE_PAGES[0].read_text()
+    for page in PAGES:
+        course = [name for name in directives(page.read_text()) if name.startswith("pe_lib.course")]
+        if page in COURSE_PAGES:
+            assert len(course) == len(directives(page.read_text())) > 0, page.name
+        else:
+            assert not course, page.name
+
+
+def test_every_page_of_the_reference_is_in_the_table_of_contents():
+    toc = (ROOT / "_toc.yml").read_text()
+    for page in PAGES:
+        assert f"file: {page.relative_to(ROOT).with_suffix('').as_posix()}\n" in toc, page.name

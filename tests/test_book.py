@@ -597,9 +597,10 @@ def test_no_visible_code_cell_draws():
     assert not shown, f"{len(shown)} visible code cells that draw (tag them hide-input):\n" + "\n".join(shown)
 
 
-#: What an explorable figure (``pe_lib.course.display.explorable``) shows besides its HTML:
-#: a figure, not a value, though a chapter shows it as a cell's last expression.
-EXPLORABLE_MIME = "application/vnd.plotly.v1+json"
+def _is_explorable(output: dict) -> bool:
+    """An explorable figure (``pe_lib.course.display.explorable``): a figure, not a value,
+    though a chapter shows it as a cell's last expression."""
+    return "".join(output["data"].get("text/html", "")).startswith('<div class="explorable"')
 
 
 def test_no_bare_value_is_shown():
@@ -612,7 +613,7 @@ def test_no_bare_value_is_shown():
         for chapter, number, cell, tags in chapter_cells()
         if not tags & HIDDEN_OUTPUT
         for output in cell.get("outputs", [])
-        if output.get("output_type") == "execute_result" and EXPLORABLE_MIME not in output["data"]
+        if output.get("output_type") == "execute_result" and not _is_explorable(output)
     ]
     assert not bare, f"{len(bare)} cells show a bare value:\n" + "\n".join(bare)
 
@@ -633,7 +634,6 @@ EXPLORABLE_SLIDERS = {"explorable-clocks": 1, "explorable-wavelengths": 2, "expl
                       "explorable-rope": 2}
 EXPLORABLE_SCREENSHOTS = SCREENSHOTS / "explorable"
 EXPLORABLE_MARKER = '<div class="explorable"'
-PLOTLY_JS = "_static/explorable/plotly.min.js"
 
 
 # What a reader sees of each figure and its static drawing: on screen the figure,
@@ -650,7 +650,8 @@ _SCROLLS_SIDEWAYS = "() => document.documentElement.scrollWidth > document.docum
 
 def explore(page, chapter: str, width: int) -> dict:
     """Move every slider of the explorable figures on ``page``, a chapter open at
-    ``width``, as a reader would: with the mouse at 1280 px, with a finger at 390 px.
+    ``width``, as a reader would: with the mouse at 1280 px, with a finger at 390 px,
+    and with the keyboard at both.
 
     ``tests/explorable_driver.py`` checks each drawing against pe_lib before and
     after each move and saves screenshots of both under ``_build/screenshots/explorable``.
@@ -660,11 +661,11 @@ def explore(page, chapter: str, width: int) -> dict:
 
     expected = EXPLORABLE_PAGES[chapter]
     EXPLORABLE_SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    drawn = f"() => document.querySelectorAll('.explorable .js-plotly-plot').length === {len(expected)}"
+    drawn = f"() => document.querySelectorAll('.explorable.explorable-ready').length === {len(expected)}"
     try:
         page.wait_for_function(drawn, timeout=30_000)
     except PlaywrightTimeout:
-        return {"ids": figure_ids(page), "problems": ["plotly.js did not draw the figures in 30 s"],
+        return {"ids": figure_ids(page), "problems": ["the figures' scripts did not run in 30 s"],
                 "measured": {}, "wide": None, "on_screen": None, "on_paper": None}
     ids = figure_ids(page)
     problems, measured = move_every_slider(page, touch=width < 600, screenshots=EXPLORABLE_SCREENSHOTS,
@@ -710,24 +711,93 @@ def test_without_javascript_the_static_drawing_shows(book, browser, chapter):
     assert shown == {"figures": [False] * count, "drawings": [True] * count, "captions": [True] * count}
 
 
-def test_plotly_js_is_served_once_and_only_to_pages_with_figures(book):
-    """One copy of plotly.js in the build, loaded by one script tag on each page with
-    figures (before their ``Plotly.newPlot`` calls), by no other page, and never from
-    a network."""
-    script = (book / PLOTLY_JS).resolve()
-    assert script.stat().st_size > 1_000_000
-    assert [p.name for p in book.rglob("plotly*.js")] == ["plotly.min.js"]
+def test_no_plotting_library_is_loaded(book):
+    """The figures need no plotting library in the browser: each carries its drawing
+    (SVG) and a short script of its own, so no page loads plotly.js or any other, and
+    no page fetches anything from a network."""
     carrying = {}
     for page in pages(book):
         html = page.read_text(encoding="utf-8")
-        assert "cdn.plot.ly" not in html, page.name
-        sources = re.findall(r'<script[^>]*\ssrc="([^"]*plotly[^"]*)"', html)
-        figures = html.count(EXPLORABLE_MARKER)
-        if not figures:
-            assert not sources, f"{page.name} loads {sources} but shows no explorable figure"
-            continue
-        carrying[page.stem] = figures
-        assert len(sources) == 1 and html.count("Plotly.newPlot(") == figures, page.name
-        assert (page.parent / unquote(urlparse(sources[0]).path)).resolve() == script, sources
-        assert html.index(sources[0]) < html.index("Plotly.newPlot("), page.name
+        assert "cdn.plot.ly" not in html and "Plotly." not in html, page.name
+        sources = re.findall(r'<script[^>]*\ssrc="([^"]*(?:plotly|bokeh|vega)[^"]*)"', html)
+        assert not sources, f"{page.name} loads {sources}"
+        if html.count(EXPLORABLE_MARKER):
+            carrying[page.stem] = html.count(EXPLORABLE_MARKER)
+    assert not list(book.rglob("plotly*.js"))
     assert carrying == {chapter: len(ids) for chapter, ids in EXPLORABLE_PAGES.items()}
+
+
+# --- Every reader: axe-core's WCAG 2.1 A and AA rules, and the Tab order ---------
+
+#: axe-core, installed from npm by ``python3 tasks.py test`` (``ensure_axe``).
+AXE = ROOT / ".axe" / "node_modules" / "axe-core" / "axe.min.js"
+AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
+#: Also run: a visible label that is not the start of the control's accessible
+#: name (WCAG 2.5.3); axe counts it as experimental, and readers of a screen
+#: reader and of voice control meet it all the same.
+AXE_EXTRA_RULES = ["label-content-name-mismatch"]
+#: What fails the test.
+AXE_FAILING = {"serious", "critical"}
+
+_RUN_AXE = """async ([tags, extra]) => {
+  const rules = Object.fromEntries(extra.map(r => [r, {enabled: true}]));
+  const result = await axe.run(document, {runOnly: {type: 'tag', values: tags}, rules, resultTypes: ['violations']});
+  return result.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
+    nodes: v.nodes.map(n => n.target.join(' ')).slice(0, 5), count: v.nodes.length}));
+}"""
+
+
+@pytest.fixture(scope="session")
+def axe_results(book, browser) -> dict:
+    """axe-core's violations on every page of the book at both widths, as loaded."""
+    if not AXE.is_file():
+        pytest.fail(f"axe-core is not installed at {AXE}: python3 tasks.py test installs it from npm "
+                    "(npm install --prefix .axe axe-core)")
+    found = {}
+    for path in pages(book):
+        if 'http-equiv="Refresh"' in path.read_text(encoding="utf-8")[:500]:
+            continue
+        for width in WIDTHS:
+            page, _ = open_page(browser, path.as_uri(), width)
+            page.add_script_tag(path=str(AXE))
+            found[(str(path.relative_to(book)), width)] = page.evaluate(_RUN_AXE, [AXE_TAGS, AXE_EXTRA_RULES])
+            page.context.close()
+    return found
+
+
+def test_axe_finds_no_serious_or_critical_violation_on_any_page(axe_results):
+    """axe-core 4.14 with the WCAG 2.1 A and AA rules, on every page at 1280 and 390 px.
+    Moderate and minor findings are reported by ``python3 tasks.py bench`` readers, not failed."""
+    failing = [
+        f"{name} at {width} px: {v['impact']} {v['id']} ({v['help']}) on {v['count']} elements, "
+        f"e.g. {', '.join(v['nodes'])}"
+        for (name, width), violations in axe_results.items()
+        for v in violations if v["impact"] in AXE_FAILING
+    ]
+    assert len(axe_results) >= 2 * (len(EXPLORABLE_PAGES) + 10)
+    assert not failing, f"{len(failing)} serious or critical violations:\n" + "\n".join(failing)
+
+
+_TAB_STOPS = """() => {
+  const stops = Array.from(document.querySelectorAll(
+    'a[href], button, input, select, textarea, summary, [tabindex]')).filter(
+    e => !e.disabled && e.tabIndex >= 0 && e.getClientRects().length > 0);
+  const formulas = stops.filter(e => e.closest('mjx-container'));
+  return {all: stops.length, formulas: formulas.length,
+          still: formulas.filter(e => e.scrollWidth <= e.clientWidth + 1).length};
+}"""
+
+
+@pytest.mark.parametrize("chapter", ["equations", "properties"])
+def test_formulas_are_not_tab_stops(book, browser, chapter):
+    """A keyboard reader tabs from link to control, not through every formula; MathJax's
+    explorer, which a reader can turn on from its menu, is what reads a formula aloud.
+    Only a formula wider than its column, which scrolls, is a Tab stop, so that a
+    keyboard can scroll it (``_static/scrollable_formulas.js``)."""
+    page, problems = open_page(browser, (book / "chapters" / f"{chapter}.html").as_uri())
+    page.wait_for_timeout(300)
+    stops = page.evaluate(_TAB_STOPS)
+    formulas = page.evaluate("() => document.querySelectorAll('mjx-container').length")
+    page.context.close()
+    assert not problems
+    assert formulas > 20 and stops["still"] == 0, stops

@@ -1,13 +1,22 @@
-r"""Figures a reader moves: sliders drawn in the browser by plotly.js, with no kernel.
+r"""Figures a reader moves: native sliders that redraw a figure in the browser, with no kernel.
 
 Each function below computes its figure's data with :mod:`pe_lib` for every
-setting of its sliders and returns an :class:`Explorable`. Shown in a notebook,
-that is a Plotly figure whose slider steps carry the precomputed data, so moving
-a slider in the built book needs no kernel and no network, only plotly.js,
-which the book serves once from its ``_static`` folder
-(``_ext/explorable_figures.py``). :meth:`Explorable.fallback` draws the same
-data at the sliders' first setting with matplotlib, for print and for readers
-without JavaScript.
+setting of its sliders and returns an :class:`Explorable`. Shown in a notebook
+or in the built book, that is the figure drawn by matplotlib as SVG at the
+sliders' first setting, one native range input (``<input type="range">``) per
+slider, and the data of every setting; a short script inside the output moves
+the drawn lines and rewrites the drawn text when a slider moves. No plotting
+library is loaded in the browser and nothing is fetched from a network.
+
+Native range inputs are what a keyboard, a screen reader, a mouse and a finger
+all know: Tab reaches each one, the arrow keys, Page Up and Down, Home and End
+move it, its value is announced in words (``aria-valuetext``, "depth 64"), and
+a live region says what the figure now shows. The script finds its figure from
+its own position in the output, never by an element id, so an output drawn
+twice (a cell re-run in JupyterLab) works as the first one did.
+
+:meth:`Explorable.fallback` draws the same figure at the sliders' first
+setting as a still picture, for print and for readers without JavaScript.
 
 - :func:`clock_hands`: one position's encoding as clock hands, one per
   sine-cosine pair, beside its neighbour's; a slider moves the position.
@@ -19,24 +28,27 @@ without JavaScript.
   both positions, the other the offset between them, and the score changes
   only with the offset.
 
-Two sliders never touch the same attribute: one switches which precomputed
-traces are visible, the other restyles the coordinates of all of them, so they
-compose in either order with no code of the page's own. The HTML is the same
-on every run and every processor: the element ids are fixed, and every number
-is rounded (coordinates to four decimals, wavelengths to six significant
-digits) with negative zeros made positive.
+A figure is made of :class:`Part` s: each names one drawn element (a line with
+its markers, a piece of text, or the live region) and gives what it shows at
+every setting of the sliders it depends on. The HTML is the same on every run
+and every processor: every number is rounded (coordinates to four decimals)
+with negative zeros made positive.
 
 >>> figure = wavelength_series(depths=(8, 16), bases=(100.0, 10000.0))
->>> figure.name, len(figure.data), [len(s["steps"]) for s in figure.layout["sliders"]]
-('explorable-wavelengths', 3, [2, 2])
+>>> figure.name, [slider.labels for slider in figure.sliders]
+('explorable-wavelengths', [['8', '16'], ['100', '10000']])
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import html
+import io
+import json
 import math
 import numbers
+import re
 from typing import Callable
 
 import matplotlib.pyplot as plt
@@ -45,28 +57,73 @@ from matplotlib.figure import Figure
 
 import pe_lib
 from pe_lib._checks import require_even, require_int, require_positive_float
-from pe_lib.course.display.style import book_figure, course_style
+from pe_lib.course.display.style import PALETTE, book_figure, course_style
 from pe_lib.similarity import offset_similarity
 from pe_lib.rope import apply_rope
 
-#: The colours of matplotlib's "tableau-colorblind10" cycle, which the course
-#: style uses: the interactive figure and its fallback look alike.
-COLOURS = ("#006BA4", "#FF800E", "#595959", "#5F9ED1", "#C85200", "#898989", "#A2C8EC", "#FFBC79")
-
-#: What every figure passes to ``Plotly.newPlot``: no tool bar (on a phone it
-#: covers the figure), no zoom by scrolling or double tap, and a width that
-#: follows the column.
-CONFIG = {"displayModeBar": False, "responsive": True, "scrollZoom": False, "doubleClick": False}
+#: The course's colours (:data:`pe_lib.course.display.style.PALETTE`): each at
+#: least 3:1 against the white page and against the dark theme's background.
+COLOURS = PALETTE
 
 #: The most settings one slider offers; more would weigh the page down and
 #: could not be picked one by one on a phone.
 MAX_STEPS = 400
 
-_FONT = {"family": "system-ui, -apple-system, 'Segoe UI', Roboto, Arial, sans-serif", "size": 14, "color": "#222"}
-#: Slider text large enough to read at 390 px; the ticks lengthen the strip a
-#: finger can press (plotly.js makes the whole strip under the rail draggable).
-_SLIDER = {"font": {"size": 13}, "ticklen": 10, "minorticklen": 5, "len": 1.0, "x": 0.0, "xanchor": "left",
-           "y": 0.0, "yanchor": "top", "bgcolor": "#dde3ea", "activebgcolor": "#9fb3c8"}
+#: The colour the figure's text and axes are drawn in before they are handed to
+#: the page, where it becomes the page's own text colour (``currentColor``), so
+#: that the figure follows the light or dark theme.
+_INK = "#010203"
+_THEMABLE = {
+    "text.color": _INK, "axes.labelcolor": _INK, "axes.edgecolor": _INK, "xtick.color": _INK,
+    "ytick.color": _INK, "grid.color": _INK, "legend.labelcolor": _INK,
+    "figure.facecolor": "none", "axes.facecolor": "none", "savefig.facecolor": "none",
+    "svg.fonttype": "none", "svg.hashsalt": "pe-course",
+}
+#: A grey for dials and guides, 4.5:1 on white and 4:1 on the dark theme.
+_GUIDE = PALETTE[4]
+
+_FIGURE_TYPE = "explorable-figure"
+
+
+@dataclasses.dataclass(frozen=True)
+class Slider:
+    """One slider: its name as spoken (``"depth"``), its symbol, its settings, and the first one shown."""
+
+    name: str
+    symbol: str
+    values: tuple
+    active: int
+
+    @property
+    def labels(self) -> list[str]:
+        """Each setting as the reader sees it: ``"10000"``, ``"0.5"``."""
+        return [_number(value) for value in self.values]
+
+
+@dataclasses.dataclass(frozen=True)
+class Part:
+    """One element of a figure that changes with its sliders.
+
+    Attributes:
+        name: the element's name in the drawing (``gid="part-NAME"``), or
+            ``"summary"`` for the sentence of the live region.
+        kind: ``"xy"`` (a line and its markers: a list of ``[x, y]`` in data
+            units), ``"text"`` (a string) or ``"shown"`` (whether it is visible).
+        on: the indices of the sliders it depends on, in order.
+        values: what it shows, nested one list per slider of ``on``.
+    """
+
+    name: str
+    kind: str
+    on: tuple
+    values: list = dataclasses.field(repr=False)
+
+    def at(self, setting) -> object:
+        """What the part shows when the sliders are at ``setting`` (one index per slider)."""
+        value = self.values
+        for slider in self.on:
+            value = value[setting[slider]]
+        return value
 
 
 @dataclasses.dataclass(frozen=True)
@@ -74,54 +131,174 @@ class Explorable:
     """A figure with sliders, ready to be shown in a notebook and in the book.
 
     Attributes:
-        name: the id of the figure's element on the page, fixed so that the
-            notebook's output is the same on every run.
+        name: what the figure is called in the page (``data-explorable``).
         description: one sentence saying what the figure shows, read aloud
-            by screen readers (``aria-label``).
-        data: Plotly's traces, as plain dictionaries.
-        layout: Plotly's layout, with the sliders; each slider step carries the
-            data of its setting.
-        draw_fallback: draws the static version (:meth:`fallback`).
+            by screen readers.
+        sliders: its :class:`Slider` s.
+        parts: its :class:`Part` s; one of them is the ``"summary"``.
+        meta: the figure's kind and fixed parameters, for tests that recompute
+            what each setting must draw.
+        draw: draws the figure with matplotlib at a setting (one index per
+            slider), every part drawn and named by its ``gid``.
+        still: draws the static version instead of ``draw`` where a picture
+            on paper should show more than one setting (``None``: ``draw``).
     """
 
     name: str
     description: str
-    data: list = dataclasses.field(repr=False)
-    layout: dict = dataclasses.field(repr=False)
-    draw_fallback: Callable = dataclasses.field(repr=False, compare=False)
+    sliders: tuple
+    parts: tuple = dataclasses.field(repr=False)
+    meta: dict = dataclasses.field(repr=False)
+    draw: Callable = dataclasses.field(repr=False, compare=False)
+    still: Callable | None = dataclasses.field(default=None, repr=False, compare=False)
 
-    def figure(self) -> dict:
-        """The figure as Plotly's JSON: ``data``, ``layout`` and ``config``."""
-        return {"data": self.data, "layout": self.layout, "config": CONFIG}
+    @property
+    def setting(self) -> tuple:
+        """The first setting: each slider's ``active`` index."""
+        return tuple(slider.active for slider in self.sliders)
 
-    def to_html(self) -> str:
-        """The figure's HTML: a ``div`` and the one ``Plotly.newPlot`` call that plotly writes.
+    def part(self, name: str, kind: str) -> Part:
+        """The part called ``name`` of kind ``kind``."""
+        return next(p for p in self.parts if p.name == name and p.kind == kind)
 
-        plotly.js itself is not included: the page loads it from ``_static``.
-        """
-        import plotly.io
-
-        body = plotly.io.to_html(
-            {"data": self.data, "layout": self.layout}, config=CONFIG, include_plotlyjs=False,
-            full_html=False, div_id=self.name, validate=True,
-        )
-        label = html.escape(self.description, quote=True)
-        return f'<div class="explorable" role="figure" aria-label="{label}">{body}</div>'
-
-    def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
-        # The book renders text/html; JupyterLab's plotly renderer prefers its own type.
-        return {
-            "text/html": self.to_html(),
-            "application/vnd.plotly.v1+json": self.figure(),
-            "text/plain": f"Explorable figure {self.name!r}: {self.description}",
-        }
+    def summary(self, setting=None) -> str:
+        """The sentence the live region says at ``setting`` (the first by default)."""
+        return self.part("summary", "text").at(self.setting if setting is None else setting)
 
     def fallback(self) -> Figure:
-        """The same data at the sliders' first setting, drawn by matplotlib in the course style.
+        """The figure at the sliders' first setting, drawn by matplotlib in the course style.
 
-        The figure is already closed, so it is shown only where it is glued.
+        Parts hidden at that setting are left out. The figure is already
+        closed, so it is shown only where it is glued.
         """
-        return self.draw_fallback()
+        with course_style():
+            fig = (self.still or self.draw)(self.setting)
+        for part in self.parts:
+            if part.kind == "shown" and not part.at(self.setting):
+                for artist in _artists(fig, part.name):
+                    artist.remove()
+        plt.close(fig)
+        return fig
+
+    def svg(self) -> tuple[str, dict]:
+        """The drawing at the first setting as inline SVG, and for each part of kind
+        ``"xy"`` the map ``[a, b, c, d]`` from data units to the SVG's units
+        (``X = a + b x``, ``Y = c + d y``)."""
+        with course_style(), plt.rc_context(_THEMABLE):
+            fig = self.draw(self.setting)
+            buffer = io.StringIO()
+            fig.savefig(buffer, format="svg", metadata={"Date": None})
+        width, height = fig.get_size_inches() * 72
+        maps = {}
+        for part in self.parts:
+            if part.kind == "xy":
+                (artist,) = _artists(fig, part.name)
+                to_figure = artist.axes.transData + fig.transFigure.inverted()
+                (x0, y0), (x1, _), (_, y1) = to_figure.transform([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
+                maps[part.name] = _rounded([x0 * width, (x1 - x0) * width, (1 - y0) * height, -(y1 - y0) * height], 6)
+        plt.close(fig)
+        hidden = {p.name for p in self.parts if p.kind == "shown" and not p.at(self.setting)}
+        return _page_svg(buffer.getvalue(), hidden), maps
+
+    def to_html(self) -> str:
+        """The figure's HTML: the drawing, the sliders, the live region, the data and the script."""
+        drawing, maps = self.svg()
+        data = {
+            "sliders": [{"name": s.name, "labels": s.labels} for s in self.sliders],
+            "parts": [{"name": p.name, "kind": p.kind, "on": list(p.on), "values": p.values,
+                       **({"map": maps[p.name]} if p.kind == "xy" else {})} for p in self.parts],
+            "meta": self.meta,
+        }
+        controls = "".join(
+            f'<label class="explorable-control"><span class="explorable-name">{html.escape(s.name)} '
+            f'<i>{html.escape(s.symbol)}</i> =</span> <output class="explorable-value">'
+            f'{html.escape(s.labels[s.active])}</output>'
+            f'<input class="explorable-slider" type="range" min="0" max="{len(s.values) - 1}" step="1" '
+            f'value="{s.active}" aria-label="{html.escape(s.name)}" '
+            f'aria-valuetext="{html.escape(s.name)} {html.escape(s.labels[s.active])}"></label>'
+            for s in self.sliders
+        )
+        payload = json.dumps(data, separators=(",", ":"), ensure_ascii=False).replace("</", "<\\/")
+        return (
+            f'<div class="explorable" data-explorable="{self.name}">'
+            f'<div class="explorable-drawing" role="img" aria-label="{html.escape(self.description)}">'
+            f'{drawing}</div>'
+            f'<div class="explorable-controls" hidden>{controls}</div>'
+            f'<p class="explorable-status" data-part="summary" aria-live="polite">'
+            f'{html.escape(self.summary())}</p>'
+            f'<script type="application/json" class="explorable-data">{payload}</script>'
+            f'<script>{_SCRIPT}</script></div>'
+        )
+
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
+        return {"text/html": self.to_html(),
+                "text/plain": f"Explorable figure {self.name!r}: {self.description}"}
+
+
+#: The script inside every figure's output. It finds its figure from its own
+#: element (``document.currentScript``), reads the data beside it, and on every
+#: move of a slider sets each part to its value at the new setting.
+_SCRIPT = """(function (script) {
+var root = script.parentElement;
+var data = JSON.parse(root.querySelector('script.explorable-data').textContent);
+var inputs = Array.prototype.slice.call(root.querySelectorAll('input.explorable-slider'));
+var values = root.querySelectorAll('output.explorable-value');
+function pick(part, at) { return part.on.reduce(function (v, s) { return v[at[s]]; }, part.values); }
+function place(part, p) {
+  return (part.map[0] + part.map[1] * p[0]).toFixed(2) + ' ' + (part.map[2] + part.map[3] * p[1]).toFixed(2);
+}
+function draw() {
+  var at = inputs.map(function (input) { return Number(input.value); });
+  data.sliders.forEach(function (slider, k) {
+    var label = slider.labels[at[k]];
+    inputs[k].setAttribute('aria-valuetext', slider.name + ' ' + label);
+    values[k].textContent = label;
+  });
+  data.parts.forEach(function (part) {
+    var element = root.querySelector('[data-part="' + part.name + '"]'), value = pick(part, at);
+    if (part.kind === 'shown') { element.style.visibility = value ? 'visible' : 'hidden'; return; }
+    if (part.kind === 'text') {
+      var target = element.querySelector('text') || element;
+      if (target.textContent !== value) target.textContent = value;
+      return;
+    }
+    var points = value.map(function (p) { return place(part, p); });
+    var line = element.querySelector('path[clip-path], :scope > path');
+    if (line) line.setAttribute('d', 'M ' + points.join(' L '));
+    element.querySelectorAll('use').forEach(function (use, i) {
+      var xy = points[i].split(' ');
+      use.setAttribute('x', xy[0]);
+      use.setAttribute('y', xy[1]);
+    });
+  });
+}
+inputs.forEach(function (input) { input.addEventListener('input', draw); });
+root.querySelector('.explorable-controls').hidden = false;
+draw();
+root.classList.add('explorable-ready');
+})(document.currentScript);"""
+
+
+def _artists(fig: Figure, name: str) -> list:
+    return fig.findobj(lambda artist: artist.get_gid() == f"part-{name}")
+
+
+def _page_svg(svg: str, hidden: set) -> str:
+    """Matplotlib's SVG made fit to sit inside a page: no prologue or metadata, as wide as
+    its column, no ids but those it refers to, parts named by ``data-part``, its text
+    and axes in the page's colour, and the parts hidden at the first setting hidden."""
+    svg = svg[svg.index("<svg"):]
+    svg = re.sub(r"\s*<metadata>.*?</metadata>", "", svg, flags=re.S)
+    # Matplotlib's style sheet would apply to the whole page; the page's own CSS sets it.
+    svg = re.sub(r"\s*<style type=\"text/css\">.*?</style>", "", svg, flags=re.S)
+    svg = re.sub(r'width="[\d.]+pt" height="[\d.]+pt"', 'width="100%"', svg, count=1)
+    svg = re.sub(r'<g id="part-([\w-]+)"', lambda m: f'<g data-part="{m.group(1)}"'
+                 + (' style="visibility: hidden"' if m.group(1) in hidden else ""), svg)
+    referenced = set(re.findall(r"#([\w-]+)", svg))
+    svg = re.sub(r' id="([^"]+)"', lambda m: m.group(0) if m.group(1) in referenced else "", svg)
+    svg = svg.replace(_INK, "currentColor")
+    svg = re.sub(r"\n\s*", "\n", svg).strip()
+    return svg.replace("<svg ", '<svg aria-hidden="true" focusable="false" ', 1)
 
 
 # --- Checks and rounding -------------------------------------------------------
@@ -168,57 +345,40 @@ def _significant(values, digits: int = 6) -> list:
     return [float(f"{value:.{digits - 1}e}") for value in np.asarray(values, dtype=np.float64).ravel()]
 
 
+    """A setting written for a slider's label: ``10000`` or ``0.5``."""
+    return f"{value:g}" if abs(value) < 1e6 else f"{value:.0f}"
+
+
 def _number(value: float) -> str:
     """A setting written for a slider's label: ``10000`` or ``0.5``."""
     return f"{value:g}" if abs(value) < 1e6 else f"{value:.0f}"
 
 
-def _slider(prefix: str, labels: list[str], steps_args: list, method: str, active: int, pad_top: int) -> dict:
-    return {
-        **_SLIDER,
-        "active": active,
-        "currentvalue": {"prefix": prefix, "font": {"size": 15}, "xanchor": "left"},
-        "pad": {"t": pad_top, "b": 10, "l": 10, "r": 10},
-        "steps": [{"method": method, "label": label, "args": args} for label, args in zip(labels, steps_args)],
-    }
+def _minus(text: str) -> str:
+    """Text with its minus signs as the typographic minus."""
+    return text.replace("-", "−")
 
 
-def _base_layout(height: int, margin_bottom: int) -> dict:
-    """What every figure's layout shares. Its ``meta`` (set by each figure) names the
-    figure and its fixed parameters, so that a test in the browser can recompute what
-    each setting must draw."""
-    return {
-        "template": "none",
-        "height": height,
-        "autosize": True,
-        "font": _FONT,
-        "margin": {"l": 56, "r": 16, "t": 36, "b": margin_bottom},
-        "paper_bgcolor": "white",
-        "plot_bgcolor": "white",
-        "dragmode": False,
-        "hovermode": False,
-        "showlegend": True,
-        "legend": {"orientation": "h", "x": 0.0, "xanchor": "left", "y": 1.02, "yanchor": "bottom",
-                   "font": {"size": 13}, "itemwidth": 30},
-    }
+def _degrees(x: float, y: float) -> int:
+    """The angle of a hand with its tip at (x, y), clockwise from twelve o'clock, in whole degrees."""
+    return round(math.degrees(math.atan2(x, y))) % 360
 
 
-def _dial_axes(domain: tuple[float, float], anchor: str) -> tuple[dict, dict]:
-    """An x and a y axis for a circle of radius 1 drawn round, with no ticks."""
-    hidden = {"visible": False, "range": [-1.15, 1.15], "fixedrange": True}
-    return ({**hidden, "domain": list(domain), "anchor": anchor.replace("x", "y")},
-            {**hidden, "domain": [0.0, 1.0], "anchor": anchor, "scaleanchor": anchor, "scaleratio": 1})
+#: Where the drawings put their two dials, side by side in one panel (x, in radii).
+_DIAL_CENTRES = (-1.25, 1.25)
 
 
-def _dial(x_ref: str, y_ref: str) -> list[dict]:
-    """A clock face: its rim and a mark at twelve o'clock."""
-    grey = "#9a9a9a"
-    return [
-        {"type": "circle", "xref": x_ref, "yref": y_ref, "x0": -1, "y0": -1, "x1": 1, "y1": 1,
-         "line": {"color": grey, "width": 1.5}, "layer": "below"},
-        {"type": "line", "xref": x_ref, "yref": y_ref, "x0": 0, "y0": 1.0, "x1": 0, "y1": 1.1,
-         "line": {"color": grey, "width": 2}, "layer": "below"},
-    ]
+def _draw_dial(ax, centre: float, radii: list[float], twelve: bool = False) -> None:
+    """Circles of ``radii`` round ``(centre, 0)`` on square axes with no frame."""
+    from matplotlib.patches import Circle
+
+    for radius in radii:
+        ax.add_patch(Circle((centre, 0), radius, fill=False, edgecolor=_GUIDE, linewidth=1.2,
+                            linestyle="-" if twelve else ":"))
+    if twelve:
+        ax.plot([centre, centre], [1.0, 1.1], color=_GUIDE, linewidth=2)
+    ax.set_aspect("equal")
+    ax.set_axis_off()
 
 
 # --- Periodicity: clock hands ----------------------------------------------------
@@ -245,14 +405,16 @@ def clock_hands(positions=range(101), depth: int = 8, *, base: float = 10000.0, 
         position: the first position shown (the first of ``positions`` by default).
 
     Returns:
-        An :class:`Explorable` named ``"explorable-clocks"``; the first
-        ``depth / 2`` traces are :math:`p`'s hands, the next its neighbour's.
+        An :class:`Explorable` named ``"explorable-clocks"``; its parts
+        ``hand-C-I`` and ``tip-C-I`` are hand ``I`` of clock ``C`` (0 for
+        :math:`p`, 1 for its neighbour), relative to the clock's centre.
 
     Example:
         >>> figure = clock_hands(range(3), 4, base=100.0)
-        >>> hand = figure.data[0]                 # pair 0 at position 0
-        >>> hand["x"], hand["y"]
-        ([0.0, 0.0], [0.0, 1.0])
+        >>> figure.part("tip-0-1", "xy").at((0,))       # pair 1 at position 0
+        [[-1.25, 0.45]]
+        >>> figure.summary()
+        'Position 0: hands at 0° and 0°. Position 1: hands at 57° and 6°.'
     """
     positions = _settings("positions", positions, _non_negative_int)
     depth = _even_depth("depth", depth)
@@ -266,94 +428,57 @@ def clock_hands(positions=range(101), depth: int = 8, *, base: float = 10000.0, 
     table = pe_lib.sinusoidal_encoding(max(positions) + neighbour + 1, depth, base=base, dtype="float64")
     lengths = 1.0 - 0.55 * np.arange(pairs) / max(pairs - 1, 1)
     wavelengths = pe_lib.wavelengths(depth, base=base)
+    # Each tip relative to its clock's centre, rounded once: what the page and the picture draw.
+    tips = [[_rounded(np.stack([table[p + clock * neighbour, 0::2] * lengths,
+                                table[p + clock * neighbour, 1::2] * lengths], axis=1))
+             for clock in range(2)] for p in positions]
 
-    def hands(p: int) -> tuple[list, list]:
-        """The x and y lists of every hand of the clocks at p and p + neighbour."""
-        xs, ys = [], []
-        for row in (p, p + neighbour):
-            tip_x, tip_y = table[row, 0::2] * lengths, table[row, 1::2] * lengths
-            xs += [[0.0, x] for x in _rounded(tip_x)]
-            ys += [[0.0, y] for y in _rounded(tip_y)]
-        return xs, ys
+    def hand(p_index: int, clock: int, i: int) -> list:
+        x, y = tips[p_index][clock][i]
+        centre = _DIAL_CENTRES[clock]
+        return [[centre, 0.0], [_rounded([centre + x])[0], y]]
 
-    first_x, first_y = hands(positions[active])
-    data = []
-    for clock, (axis_x, axis_y) in enumerate((("x", "y"), ("x2", "y2"))):
+    def summary(p_index: int) -> str:
+        p = positions[p_index]
+        said = []
+        for clock, row in enumerate((p, p + neighbour)):
+            angles = [f"{_degrees(x, y)}°" for x, y in tips[p_index][clock]]
+            listed = ", ".join(angles[:-1]) + " and " + angles[-1] if len(angles) > 1 else angles[0]
+            said.append(f"Position {row}: hands at {listed}.")
+        return " ".join(said)
+
+    sliders = (Slider("position", "p", tuple(positions), active),)
+    parts = [Part("summary", "text", (0,), [summary(k) for k in range(len(positions))])]
+    for clock in range(2):
+        parts.append(Part(f"title-{clock}", "text", (0,),
+                          [f"position {p + clock * neighbour}" for p in positions]))
         for i in range(pairs):
-            trace = clock * pairs + i
-            data.append({
-                "type": "scatter", "mode": "lines+markers", "xaxis": axis_x, "yaxis": axis_y,
-                "x": first_x[trace], "y": first_y[trace],
-                "name": f"pair {i}: λ = {wavelengths[i]:.1f}", "legendgroup": f"pair {i}",
-                "showlegend": clock == 0,
-                "line": {"color": COLOURS[i], "width": 4},
-                "marker": {"color": COLOURS[i], "size": [0, 9]},
-            })
-    left_x, left_y = _dial_axes((0.0, 0.47), "x")
-    right_x, right_y = _dial_axes((0.53, 1.0), "x2")
+            parts.append(Part(f"hand-{clock}-{i}", "xy", (0,), [hand(k, clock, i) for k in range(len(positions))]))
+            parts.append(Part(f"tip-{clock}-{i}", "xy", (0,), [hand(k, clock, i)[1:] for k in range(len(positions))]))
 
-    def titles(p: int) -> dict:
-        return {"annotations[0].text": f"position {p}", "annotations[1].text": f"position {p + neighbour}"}
-
-    layout = _base_layout(height=440, margin_bottom=20)
-    layout["meta"] = {"figure": "clock_hands", "depth": depth, "base": base, "neighbour": neighbour}
-    layout.update({
-        "xaxis": left_x, "yaxis": left_y, "xaxis2": right_x, "yaxis2": right_y,
-        "shapes": _dial("x", "y") + _dial("x2", "y2"),
-        "annotations": [
-            {"xref": "paper", "yref": "paper", "x": x, "y": 0.0, "xanchor": "center", "yanchor": "top",
-             "showarrow": False, "font": {"size": 15}, "text": text}
-            for x, text in zip((0.235, 0.765), titles(positions[active]).values())
-        ],
-        "sliders": [_slider(
-            "position p = ", [str(p) for p in positions],
-            [[{"x": hands(p)[0], "y": hands(p)[1]}, titles(p)] for p in positions],
-            "update", active, pad_top=40,
-        )],
-    })
-
-    def draw() -> Figure:
-        p = positions[active]
-        with course_style():
-            fig, ax = book_figure(panel_height=3.6)
-            for clock, centre in enumerate(_DIAL_CENTRES):
-                row = p + clock * neighbour
-                _draw_dial(ax, centre, [1.0], f"position {row}", twelve=True)
-                for i in range(pairs):
-                    tip = centre + lengths[i] * table[row, 2 * i], lengths[i] * table[row, 2 * i + 1]
-                    ax.plot([centre, tip[0]], [0, tip[1]], color=COLOURS[i], linewidth=3,
-                            label=f"pair {i}: λ = {wavelengths[i]:.1f}" if clock == 0 else None)
-                    ax.plot(*tip, "o", color=COLOURS[i], markersize=5)
-            fig.legend(loc="outside lower center", ncols=2)
-        plt.close(fig)
+    def draw(setting) -> Figure:
+        (k,) = setting
+        fig, ax = book_figure(panel_height=3.6)
+        for clock, centre in enumerate(_DIAL_CENTRES):
+            _draw_dial(ax, centre, [1.0], twelve=True)
+            ax.text(centre, -1.12, f"position {positions[k] + clock * neighbour}", ha="center", va="top",
+                    gid=f"part-title-{clock}")
+            for i in range(pairs):
+                (x0, y0), (x1, y1) = hand(k, clock, i)
+                ax.plot([x0, x1], [y0, y1], color=COLOURS[i], linewidth=3, gid=f"part-hand-{clock}-{i}",
+                        label=f"pair {i}: λ = {wavelengths[i]:.1f}" if clock == 0 else None)
+                ax.plot([x1], [y1], "o", color=COLOURS[i], markersize=5, gid=f"part-tip-{clock}-{i}")
+        ax.set_xlim(-2.5, 2.5)
+        ax.set_ylim(-1.45, 1.15)
+        fig.legend(loc="outside lower center", ncols=2)
         return fig
 
     return Explorable("explorable-clocks", (
         f"Two clock faces, for position p and position p + {neighbour}, each with one hand per "
         f"sine-cosine pair of a {depth}-wide encoding; a slider moves p from {positions[0]} to "
         f"{positions[-1]}, and every hand turns at its own speed."
-    ), data, layout, draw)
-
-
-#: Where the static drawings put their two dials, side by side in one panel (x, in radii).
-_DIAL_CENTRES = (-1.25, 1.25)
-
-
-def _draw_dial(ax, centre: float, radii: list[float], label: str, twelve: bool = False) -> None:
-    """Circles of ``radii`` round ``(centre, 0)``, labelled below, on square axes with no frame."""
-    from matplotlib.patches import Circle
-
-    for radius in radii:
-        ax.add_patch(Circle((centre, 0), radius, fill=False, edgecolor="0.6", linewidth=1.2,
-                            linestyle="-" if twelve else ":"))
-    if twelve:
-        ax.plot([centre, centre], [1.0, 1.1], color="0.6", linewidth=2)
-    top = max(radii)
-    ax.text(centre, -1.12 * top, label, ha="center", va="top")
-    ax.set_xlim(-2.5 * top, 2.5 * top)
-    ax.set_ylim(-1.45 * top, 1.15 * top)
-    ax.set_aspect("equal")
-    ax.set_axis_off()
+    ), sliders, tuple(parts), {"figure": "clock_hands", "depth": depth, "base": base, "neighbour": neighbour,
+                               "centres": list(_DIAL_CENTRES)}, draw)
 
 
 # --- The equations: wavelengths ---------------------------------------------------
@@ -365,8 +490,9 @@ def wavelength_series(depths=(8, 16, 32, 64, 128, 256, 512), bases=(100.0, 1000.
 
     The values come from :func:`pe_lib.frequencies.wavelengths`. A dashed line marks
     :math:`2\pi N`, which the wavelengths approach but never reach; the
-    vertical axis is logarithmic, so the series is a straight line whose slope
-    the depth sets and whose top the base sets.
+    vertical axis is logarithmic (it draws :math:`\log_{10}\lambda_i`), so the
+    series is a straight line whose slope the depth sets and whose top the
+    base sets.
 
     Args:
         depths: the depth slider's settings, even.
@@ -375,13 +501,14 @@ def wavelength_series(depths=(8, 16, 32, 64, 128, 256, 512), bases=(100.0, 1000.
         base: the first base shown (the first of ``bases`` by default).
 
     Returns:
-        An :class:`Explorable` named ``"explorable-wavelengths"``: one trace per
-        depth (only the chosen one visible), then the line at :math:`2\pi N`.
+        An :class:`Explorable` named ``"explorable-wavelengths"``: a part
+        ``series-J`` for each depth ``depths[J]`` (shown only at that depth)
+        and the part ``bound``, the line at :math:`2\pi N`.
 
     Example:
         >>> figure = wavelength_series((4,), (100.0,))
-        >>> figure.data[0]["y"]                  # 2 pi and 2 pi * 10
-        [6.28319, 62.8319]
+        >>> figure.part("series-0", "xy").at((0, 0))   # log10 of 2 pi and 2 pi * 10
+        [[0, 0.79818], [1, 1.79818]]
     """
     depths = _settings("depths", depths, _even_depth)
     bases = _settings("bases", bases, require_positive_float)
@@ -389,56 +516,58 @@ def wavelength_series(depths=(8, 16, 32, 64, 128, 256, 512), bases=(100.0, 1000.
     active_base = _initial("base", base, bases, "the bases")
     widest = max(depths) // 2
 
-    def heights(n: float) -> list:
-        """The y lists of every trace at base n: each depth's wavelengths, then the bound."""
-        return [_significant(pe_lib.wavelengths(d, base=n)) for d in depths] + [_significant([2 * math.pi * n] * 2)]
+    def series(d: int, n: float) -> list:
+        return [[i, y] for i, y in enumerate(_rounded(np.log10(pe_lib.wavelengths(d, base=n)), 6))]
 
-    first = heights(bases[active_base])
-    data = [
-        {"type": "scatter", "mode": "lines+markers", "x": list(range(d // 2)), "y": first[j],
-         "visible": j == active_depth, "name": "wavelength λ<sub>i</sub>", "legendgroup": "wavelengths",
-         "line": {"color": COLOURS[0], "width": 1.5}, "marker": {"color": COLOURS[0], "size": 7}}
-        for j, d in enumerate(depths)
-    ] + [
-        {"type": "scatter", "mode": "lines", "x": [0, widest - 1], "y": first[-1], "name": "2πN, never reached",
-         "line": {"color": COLOURS[1], "dash": "dash", "width": 2}},
-    ]
-    top = _rounded([math.log10(2 * math.pi * max(bases)) + 0.35])[0]
-    layout = _base_layout(height=560, margin_bottom=20)
-    layout["meta"] = {"figure": "wavelength_series"}
-    layout.update({
-        "xaxis": {"title": {"text": "pair i"}, "range": [-0.03 * widest, widest], "fixedrange": True,
-                  "zeroline": False, "showline": True, "ticks": "outside", "automargin": True},
-        "yaxis": {"title": {"text": "wavelength (positions)"}, "type": "log", "range": [0.5, top],
-                  "fixedrange": True, "showline": True, "ticks": "outside", "dtick": 1,
-                  "exponentformat": "power", "automargin": True},
-        "sliders": [
-            _slider("depth D = ", [str(d) for d in depths],
-                    [[{"visible": [k == j for k in range(len(depths))] + [True]}] for j in range(len(depths))],
-                    "restyle", active_depth, pad_top=70),
-            _slider("base N = ", [_number(n) for n in bases], [[{"y": heights(n)}] for n in bases],
-                    "restyle", active_base, pad_top=175),
-        ],
-    })
+    def bound(n: float) -> list:
+        top = _rounded([math.log10(2 * math.pi * n)], 6)[0]
+        return [[0, top], [widest - 1, top]]
 
-    def draw() -> Figure:
-        d, n = depths[active_depth], bases[active_base]
-        with course_style():
-            fig, ax = book_figure(panel_height=3.4)
-            ax.semilogy(np.arange(d // 2), pe_lib.wavelengths(d, base=n), ".-", color=COLOURS[0],
-                        markersize=6, linewidth=1, label=r"wavelength $\lambda_i$")
-            ax.axhline(2 * math.pi * n, color=COLOURS[1], linestyle="--", label=r"$2\pi N$, never reached")
-            ax.set_xlabel("pair $i$")
-            ax.set_ylabel("wavelength (positions)")
-            ax.set_title(f"depth $D = {d}$, base $N = {_number(n)}$")
-            ax.legend(loc="lower right")
-        plt.close(fig)
+    def summary(j: int, b: int) -> str:
+        d, n = depths[j], bases[b]
+        longest = float(pe_lib.wavelengths(d, base=n)[-1])
+        return (f"Depth {d}, base {_number(n)}: {d // 2} wavelengths from 6.28 to {longest:.4g} positions, "
+                f"all below 2πN = {2 * math.pi * n:.4g}.")
+
+    sliders = (Slider("depth", "D", tuple(depths), active_depth), Slider("base", "N", tuple(bases), active_base))
+    parts = [Part("summary", "text", (0, 1), [[summary(j, b) for b in range(len(bases))]
+                                             for j in range(len(depths))]),
+             Part("title", "text", (0, 1), [[f"depth D = {d}, base N = {_number(n)}" for n in bases]
+                                           for d in depths]),
+             Part("bound", "xy", (1,), [bound(n) for n in bases])]
+    for j, d in enumerate(depths):
+        parts.append(Part(f"series-{j}", "shown", (0,), [k == j for k in range(len(depths))]))
+        parts.append(Part(f"series-{j}", "xy", (1,), [series(d, n) for n in bases]))
+    lowest = 0.5
+    top = math.ceil(math.log10(2 * math.pi * max(bases)) + 0.2)
+
+    def draw(setting) -> Figure:
+        j, b = setting
+        fig, ax = book_figure(panel_height=3.4)
+        for k, d in enumerate(depths):
+            points = np.array(series(d, bases[b]), dtype=float)
+            ax.plot(points[:, 0], points[:, 1], ".-", color=COLOURS[0], markersize=6, linewidth=1,
+                    gid=f"part-series-{k}", label="wavelength λᵢ" if k == j else None)
+        (x0, y0), (x1, y1) = bound(bases[b])
+        ax.plot([x0, x1], [y0, y1], color=COLOURS[1], linestyle="--", gid="part-bound",
+                label="2πN, never reached")
+        ax.set_xlim(-0.03 * widest, widest)
+        ax.set_ylim(lowest, top)
+        ax.set_yticks(range(1, top + 1), [f"10{_superscript(e)}" for e in range(1, top + 1)])
+        ax.set_xlabel("pair i")
+        ax.set_ylabel("wavelength (positions)")
+        ax.set_title(f"depth D = {depths[j]}, base N = {_number(bases[b])}", gid="part-title")
+        ax.legend(loc="lower right")
         return fig
 
     return Explorable("explorable-wavelengths", (
         "The wavelength of every sine-cosine pair on a logarithmic scale, rising in a straight line from "
         "2 pi towards a dashed line at 2 pi N; sliders set the depth D and the base N."
-    ), data, layout, draw)
+    ), sliders, tuple(parts), {"figure": "wavelength_series", "widest": widest}, draw)
+
+
+def _superscript(number: int) -> str:
+    return str(number).translate(str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻"))
 
 
 # --- Properties: the dot product against the offset -----------------------------------
@@ -450,8 +579,8 @@ def dot_product_by_offset(offsets=range(101), depths=(4, 8, 16, 32, 64, 128, 512
 
     The curve is :math:`PE(p) \cdot PE(p + k) / (D/2)` for every offset of the
     slider, from :func:`pe_lib.similarity.offset_similarity`; it does not
-    depend on :math:`p`. A marker and its label follow the offset slider;
-    the depth slider chooses the curve.
+    depend on :math:`p`. A marker and the value written above the curve
+    follow the offset slider; the depth slider chooses the curve.
 
     Args:
         offsets: the offset slider's settings, distinct non-negative integers.
@@ -461,12 +590,13 @@ def dot_product_by_offset(offsets=range(101), depths=(4, 8, 16, 32, 64, 128, 512
         depth: the first depth shown (the first of ``depths`` by default).
 
     Returns:
-        An :class:`Explorable` named ``"explorable-dot-product"``: one curve per
-        depth, then one marker per depth; only the chosen depth's are visible.
+        An :class:`Explorable` named ``"explorable-dot-product"``: a part
+        ``curve-J`` for each depth ``depths[J]`` (shown only at that depth),
+        the ``marker`` and its ``value``.
 
     Example:
         >>> figure = dot_product_by_offset(range(3), (4,))
-        >>> figure.data[0]["y"]                  # (cos k + cos(k/100)) / 2
+        >>> [y for _, y in figure.part("curve-0", "xy").at((0, 0))]   # (cos k + cos(k/100)) / 2
         [1.0, 0.7701, 0.2918]
     """
     offsets = _settings("offsets", offsets, _non_negative_int)
@@ -474,77 +604,45 @@ def dot_product_by_offset(offsets=range(101), depths=(4, 8, 16, 32, 64, 128, 512
     base = require_positive_float("base", base)
     active_offset = _initial("offset", offset, offsets, "the offsets")
     active_depth = _initial("depth", depth, depths, "the depths")
-    curves = [offset_similarity(offsets, d, base=base) / (d / 2) for d in depths]
+    curves = [_rounded(offset_similarity(offsets, d, base=base) / (d / 2)) for d in depths]
 
-    low, high = min(offsets), max(offsets)
+    def said(j: int, k: int) -> str:
+        return _minus(f"{curves[j][k]:.4f}")
 
-    def label_side(k: int) -> str:
-        """Where the label goes: away from the nearer end of the axis, so that a
-        phone's narrow plot does not cut it off."""
-        fraction = (k - low) / (high - low) if high > low else 0.5
-        return "top right" if fraction < 0.2 else "top left" if fraction > 0.8 else "top center"
-
-    def marker(k_index: int) -> dict:
-        """The x, y, text and label side of every depth's marker at the offset offsets[k_index]."""
-        values = [_rounded([curve[k_index]])[0] for curve in curves]
-        return {"x": [[offsets[k_index]]] * len(depths), "y": [[v] for v in values],
-                "text": [[f"{v:.4f}".replace("-", "−")] for v in values],
-                "textposition": label_side(offsets[k_index])}  # one value: every depth's marker
-
-    first = marker(active_offset)
-    count = len(depths)
-    data = [
-        {"type": "scatter", "mode": "lines", "x": offsets, "y": _rounded(curve), "visible": j == active_depth,
-         "name": "PE(p)·PE(p+k) ÷ (D/2)", "legendgroup": "curve", "line": {"color": COLOURS[0], "width": 2}}
-        for j, curve in enumerate(curves)
-    ] + [
-        {"type": "scatter", "mode": "markers+text", "x": first["x"][j], "y": first["y"][j],
-         "text": first["text"][j], "visible": j == active_depth, "showlegend": False,
-         "textposition": first["textposition"], "textfont": {"size": 14, "color": COLOURS[4]},
-         "marker": {"color": COLOURS[4], "size": 12, "line": {"color": "white", "width": 1.5}}}
-        for j in range(count)
+    sliders = (Slider("offset", "k", tuple(offsets), active_offset), Slider("depth", "D", tuple(depths), active_depth))
+    parts = [
+        Part("summary", "text", (0, 1), [[f"Offset {offsets[k]}, depth {d}: dot product ÷ (D/2) = {said(j, k)}."
+                                          for j, d in enumerate(depths)] for k in range(len(offsets))]),
+        Part("title", "text", (1,), [f"depth D = {d}" for d in depths]),
+        Part("value", "text", (0, 1), [[f"k = {offsets[k]}: {said(j, k)}" for j in range(len(depths))]
+                                       for k in range(len(offsets))]),
+        Part("marker", "xy", (0, 1), [[[[offsets[k], curves[j][k]]] for j in range(len(depths))]
+                                      for k in range(len(offsets))]),
     ]
-    lowest = _rounded([min(float(curve.min()) for curve in curves)], 2)[0]
-    layout = _base_layout(height=560, margin_bottom=20)
-    layout["meta"] = {"figure": "dot_product_by_offset", "base": base}
-    layout.update({
-        "xaxis": {"title": {"text": "offset k"}, "range": [min(offsets) - 1, max(offsets) + 1],
-                  "fixedrange": True, "zeroline": False, "showline": True, "ticks": "outside",
-                  "automargin": True},
-        "yaxis": {"title": {"text": "dot product ÷ (D/2)"}, "range": _rounded([min(lowest, 0.0) - 0.1, 1.15], 2),
-                  "fixedrange": True, "showline": True, "ticks": "outside", "zeroline": True,
-                  "zerolinecolor": "#bbbbbb", "automargin": True},
-        "sliders": [
-            _slider("offset k = ", [str(k) for k in offsets],
-                    [[{name: values for name, values in marker(i).items()}, list(range(count, 2 * count))]
-                     for i in range(len(offsets))],
-                    "restyle", active_offset, pad_top=70),
-            _slider("depth D = ", [str(d) for d in depths],
-                    [[{"visible": [k == j for k in range(count)] * 2}] for j in range(count)],
-                    "restyle", active_depth, pad_top=175),
-        ],
-    })
+    for j in range(len(depths)):
+        parts.append(Part(f"curve-{j}", "shown", (1,), [k == j for k in range(len(depths))]))
+        parts.append(Part(f"curve-{j}", "xy", (), [[x, y] for x, y in zip(offsets, curves[j])]))
+    lowest = _rounded([min(min(curve) for curve in curves)], 2)[0]
 
-    def draw() -> Figure:
-        j, k = active_depth, offsets[active_offset]
-        with course_style():
-            fig, ax = book_figure(panel_height=3.2)
-            ax.plot(offsets, curves[j], color=COLOURS[0], linewidth=1.5)
-            ax.plot([k], [curves[j][active_offset]], "o", color=COLOURS[4], markersize=8)
-            ax.annotate(f"{curves[j][active_offset]:.4f}".replace("-", "−"), (k, curves[j][active_offset]),
-                        textcoords="offset points", xytext=(6, 9), ha="left", color=COLOURS[4],
-                        bbox={"facecolor": "white", "edgecolor": "none", "pad": 1})
-            ax.set_xlabel("offset $k$")
-            ax.set_ylabel(r"$PE(p)\cdot PE(p+k)\,/\,(D/2)$")
-            ax.set_title(f"depth $D = {depths[j]}$")
-            ax.set_ylim(min(lowest, 0.0) - 0.1, 1.15)
-        plt.close(fig)
+    def draw(setting) -> Figure:
+        k, j = setting
+        fig, ax = book_figure(panel_height=3.2)
+        for c, curve in enumerate(curves):
+            ax.plot(offsets, curve, color=COLOURS[0], linewidth=1.5, gid=f"part-curve-{c}")
+        ax.plot([offsets[k]], [curves[j][k]], "o", color=COLOURS[1], markersize=8, gid="part-marker")
+        ax.text(0.98, 0.97, f"k = {offsets[k]}: {said(j, k)}", transform=ax.transAxes, ha="right", va="top",
+                color=COLOURS[1], gid="part-value")
+        ax.set_xlabel("offset k")
+        ax.set_ylabel("PE(p)·PE(p+k) ÷ (D/2)")
+        ax.set_title(f"depth D = {depths[j]}", gid="part-title")
+        ax.set_xlim(min(offsets) - 1, max(offsets) + 1)
+        ax.set_ylim(min(lowest, 0.0) - 0.1, 1.15)
         return fig
 
     return Explorable("explorable-dot-product", (
         "The dot product of the encodings of two positions k apart, divided by D/2, against the offset k: "
         "1 at k = 0 and smaller, with ripples, as k grows; sliders set k and the depth D."
-    ), data, layout, draw)
+    ), sliders, tuple(parts), {"figure": "dot_product_by_offset", "base": base}, draw)
 
 
 # --- RoPE: a query and a key turning ---------------------------------------------------
@@ -570,14 +668,15 @@ def rotary_query_key(query=(1.0, 0.0), key=(0.7, 0.0), *, rate: float = 0.2, shi
         offset: the first :math:`k` shown (the first of ``offsets`` by default).
 
     Returns:
-        An :class:`Explorable` named ``"explorable-rope"``: the query's arrow,
-        then one key arrow per offset (only the chosen one visible); the score
-        is the layout's first annotation.
+        An :class:`Explorable` named ``"explorable-rope"``: the parts
+        ``query`` and ``key`` are arrows drawn as lines from the centre to the
+        tip (their second point) and back along the head; ``score`` is the
+        score's text.
 
     Example:
         >>> figure = rotary_query_key((1.0, 0.0), (1.0, 0.0), rate=math.pi / 2, shifts=[0, 1], offsets=[1])
-        >>> figure.data[0]["x"], figure.data[0]["y"], figure.data[1]["x"], figure.data[1]["y"]
-        ([0.0, 1.0], [0.0, 0.0], [0.0, 0.0], [0.0, 1.0])
+        >>> figure.part("query", "xy").at((0, 0))[:2], figure.part("key", "xy").at((0, 0))[:2]
+        ([[0.0, 0.0], [1.0, 0.0]], [[0.0, 0.0], [0.0, 1.0]])
     """
     query, key = (_vector(name, value) for name, value in (("query", query), ("key", key)))
     rate = require_positive_float("rate", rate)
@@ -593,79 +692,76 @@ def rotary_query_key(query=(1.0, 0.0), key=(0.7, 0.0), *, rate: float = 0.2, shi
     queries = turned(query, shifts)                                  # (shifts, 2)
     keys = np.stack([turned(key, np.asarray(shifts) + k) for k in offsets], axis=1)   # (shifts, offsets, 2)
     scores = [float(queries[active_shift] @ keys[active_shift, j]) for j in range(len(offsets))]
+    radius = max(float(np.linalg.norm(query)), float(np.linalg.norm(key)))
+    head = 0.12 * radius
 
-    def arrows(s: int) -> dict:
-        """The x and y lists of the query's arrow and every key's at the shift shifts[s]."""
-        tips = [queries[s]] + [keys[s, j] for j in range(len(offsets))]
-        return {"x": [[0.0, x] for x in _rounded([t[0] for t in tips])],
-                "y": [[0.0, y] for y in _rounded([t[1] for t in tips])]}
+    def arrow(tip) -> list:
+        """The centre, the tip, and the two corners of the head, each back at the tip."""
+        x, y = _rounded(tip)
+        length = math.hypot(x, y) or 1.0
+        ux, uy = x / length, y / length
+        left = _rounded([x - head * ux - 0.45 * head * uy, y - head * uy + 0.45 * head * ux])
+        right = _rounded([x - head * ux + 0.45 * head * uy, y - head * uy - 0.45 * head * ux])
+        return [[0.0, 0.0], [x, y], left, [x, y], right]
 
     def score_text(j: int) -> str:
-        return f"score (R<sub>m</sub>q)·(R<sub>n</sub>k) = {scores[j]:.3f}".replace("= -", "= −")
+        return _minus(f"score (Rₘq)·(Rₙk) = {scores[j]:.3f}")
 
-    first = arrows(active_shift)
-    arrow = {"type": "scatter", "mode": "lines+markers", "cliponaxis": False}
-    data = [
-        {**arrow, "x": first["x"][0], "y": first["y"][0], "name": "query q at m",
-         "line": {"color": COLOURS[0], "width": 4},
-         "marker": {"color": COLOURS[0], "size": [0, 18], "symbol": "arrow", "angleref": "previous"}}
-    ] + [
-        {**arrow, "x": first["x"][j + 1], "y": first["y"][j + 1], "name": "key k at n = m + k",
-         "visible": j == active_offset, "legendgroup": "key", "showlegend": True,
-         "line": {"color": COLOURS[1], "width": 4},
-         "marker": {"color": COLOURS[1], "size": [0, 18], "symbol": "arrow", "angleref": "previous"}}
-        for j in range(len(offsets))
-    ]
-    dial_x, dial_y = _dial_axes((0.0, 1.0), "x")
-    radius = _rounded([max(np.linalg.norm(query), np.linalg.norm(key)) * 1.15])[0] / 1.15
-    for axis in (dial_x, dial_y):
-        axis["range"] = _rounded([-1.15 * radius, 1.15 * radius])
-    layout = _base_layout(height=560, margin_bottom=20)
-    layout["meta"] = {"figure": "rotary_query_key", "query": _rounded(query, 6), "key": _rounded(key, 6),
-                      "rate": _significant([rate], 10)[0]}
-    layout.update({
-        "xaxis": dial_x, "yaxis": dial_y,
-        "shapes": [{"type": "circle", "xref": "x", "yref": "y", "x0": -r, "y0": -r, "x1": r, "y1": r,
-                    "line": {"color": "#9a9a9a", "width": 1.2, "dash": "dot"}, "layer": "below"}
-                   for r in sorted({round(float(np.linalg.norm(v)), 4) for v in (query, key)})],
-        "annotations": [{"xref": "paper", "yref": "paper", "x": 0.5, "y": -0.02, "yanchor": "top",
-                         "showarrow": False, "font": {"size": 15}, "text": score_text(active_offset)}],
-        "sliders": [
-            _slider("query at m = ", [str(m) for m in shifts],
-                    [[arrows(s), list(range(len(offsets) + 1))] for s in range(len(shifts))],
-                    "restyle", active_shift, pad_top=40),
-            _slider("offset n − m = ", [str(k) for k in offsets],
-                    [[{"visible": [True] + [i == j for i in range(len(offsets))]},
-                      {"annotations[0].text": score_text(j)}] for j in range(len(offsets))],
-                    "update", active_offset, pad_top=145),
-        ],
-    })
+    sliders = (Slider("query position", "m", tuple(shifts), active_shift),
+               Slider("offset", "n − m", tuple(offsets), active_offset))
+    parts = (
+        Part("summary", "text", (0, 1), [[_minus(f"Query at m = {m}, key at n = {m + k}: score {scores[j]:.3f}.")
+                                          for j, k in enumerate(offsets)] for m in shifts]),
+        Part("positions", "text", (0, 1), [[f"m = {m}, n = {m + k}" for k in offsets] for m in shifts]),
+        Part("score", "text", (1,), [score_text(j) for j in range(len(offsets))]),
+        Part("query", "xy", (0,), [arrow(queries[s]) for s in range(len(shifts))]),
+        Part("key", "xy", (0, 1), [[arrow(keys[s, j]) for j in range(len(offsets))] for s in range(len(shifts))]),
+    )
+    radii = sorted({round(float(np.linalg.norm(v)), 4) for v in (query, key)})
 
-    def draw() -> Figure:
-        j, k = active_offset, offsets[active_offset]
-        later = len(shifts) - 1 if len(shifts) > 1 else active_shift
-        radii = sorted({float(np.linalg.norm(v)) for v in (query, key)})
-        with course_style():
-            fig, ax = book_figure(panel_height=3.6)
-            for side, (centre, s) in enumerate(zip(_DIAL_CENTRES, (active_shift, later))):
-                centre = centre * radii[-1]
-                score = float(queries[s] @ keys[s, j])
-                _draw_dial(ax, centre, radii, f"m = {shifts[s]}, n = {shifts[s] + k}\n"
-                           f"score {score:.3f}".replace(" -", " −"))
-                for tip, colour, label in ((queries[s], COLOURS[0], "query"), (keys[s, j], COLOURS[1], "key")):
-                    ax.annotate("", (centre + tip[0], tip[1]), (centre, 0),
-                                arrowprops={"arrowstyle": "-|>", "color": colour, "lw": 2.5, "mutation_scale": 16})
-                    if side == 0:
-                        ax.plot([], [], color=colour, linewidth=2.5, label=label)
-            fig.legend(loc="outside lower center", ncols=2)
-        plt.close(fig)
+    def draw(setting) -> Figure:
+        s, j = setting
+        fig, ax = book_figure(panel_height=3.6)
+        _draw_dial(ax, 0.0, radii)
+        for name, points, colour in (("query", arrow(queries[s]), COLOURS[0]),
+                                     ("key", arrow(keys[s, j]), COLOURS[1])):
+            xs, ys = zip(*points)
+            ax.plot(xs, ys, color=colour, linewidth=2.5, solid_joinstyle="miter", gid=f"part-{name}",
+                    label=name, clip_on=False)
+        ax.text(0.0, 1.08 * radii[-1], f"m = {shifts[s]}, n = {shifts[s] + offsets[j]}", ha="center",
+                va="bottom", gid="part-positions")
+        ax.text(0.0, -1.12 * radii[-1], score_text(j), ha="center", va="top", gid="part-score")
+        ax.set_xlim(-1.6 * radii[-1], 1.6 * radii[-1])
+        ax.set_ylim(-1.45 * radii[-1], 1.3 * radii[-1])
+        fig.legend(loc="outside lower center", ncols=2)
+        return fig
+
+    def still(setting) -> Figure:
+        """On paper: the first setting beside the last shift, the same offset, the same score."""
+        active, j = setting
+        later = len(shifts) - 1 if len(shifts) > 1 else active
+        fig, ax = book_figure(panel_height=3.6)
+        for side, (centre, s) in enumerate(zip(_DIAL_CENTRES, (active, later))):
+            centre = centre * radii[-1]
+            _draw_dial(ax, centre, radii)
+            ax.text(centre, -1.12 * radii[-1], _minus(f"m = {shifts[s]}, n = {shifts[s] + offsets[j]}\n"
+                                                      f"score {scores[j]:.3f}"), ha="center", va="top")
+            for name, points, colour in (("query", arrow(queries[s]), COLOURS[0]),
+                                         ("key", arrow(keys[s, j]), COLOURS[1])):
+                xs, ys = zip(*points)
+                ax.plot([centre + x for x in xs], ys, color=colour, linewidth=2.5, solid_joinstyle="miter",
+                        label=name if side == 0 else None)
+        ax.set_xlim(-2.5 * radii[-1], 2.5 * radii[-1])
+        ax.set_ylim(-1.45 * radii[-1], 1.15 * radii[-1])
+        fig.legend(loc="outside lower center", ncols=2)
         return fig
 
     return Explorable("explorable-rope", (
         "A query arrow and a key arrow on a circle, turned by RoPE by their positions m and n; one slider "
         "moves m, turning both arrows together, the other sets n − m; the score printed below changes only "
         "with n − m."
-    ), data, layout, draw)
+    ), sliders, parts, {"figure": "rotary_query_key", "query": _rounded(query, 6), "key": _rounded(key, 6),
+                        "rate": _significant([rate], 10)[0]}, draw, still)
 
 
 def _vector(name: str, value) -> np.ndarray:
