@@ -327,8 +327,16 @@ def run(cells: list, probes: dict, *, library: bool, timeout: float, cell_second
             os.write(seccomp_out, program)  # a few hundred bytes: the pipe holds them
             os.close(seccomp_out)
             given.append(seccomp_fd)
+        data_fds = {}
+        for path, content in sandbox.proc_files(memory_bytes).items():
+            data_in, data_out = os.pipe()
+            os.write(data_out, content)  # a few hundred bytes: the pipe holds them
+            os.close(data_out)
+            given.append(data_in)
+            data_fds[path] = data_in
         argv += [sandbox.RUNNER_INSIDE, str(job_in), str(report_out)]
-        command = sandbox.bwrap_command(argv, library=library, seccomp_fd=seccomp_fd, info_fd=info_out)
+        command = sandbox.bwrap_command(argv, library=library, seccomp_fd=seccomp_fd, info_fd=info_out,
+                                        data_fds=data_fds)
         env, cwd = {}, "/"
     else:
         workdir = tempfile.mkdtemp(prefix="sandbox-")
