@@ -18,7 +18,7 @@ import time
 import pytest
 
 from classroom import files, report
-from classroom.submissions import NOTEBOOK_LIMIT, find_submissions, read_submission
+from classroom.submissions import NOTEBOOK_ITEMS, NOTEBOOK_LIMIT, find_submissions, read_submission
 
 
 def _by_student(folder):
@@ -67,8 +67,8 @@ def test_a_notebook_too_large_is_refused_unread(tmp_path):
     with open(tmp_path / "huge.ipynb", "wb") as handle:
         handle.truncate(NOTEBOOK_LIMIT + 1)  # sparse: no time or disk spent
     assert read_submission(tmp_path / "huge.ipynb") == (None, "not graded: huge.ipynb is larger than 32 MiB")
-    (tmp_path / "deep.ipynb").write_text("[" + "[]," * 1_000_001 + "[]]")
-    assert "holds more than 1000000 items" in read_submission(tmp_path / "deep.ipynb")[1]
+    (tmp_path / "deep.ipynb").write_text("[" + "[]," * (NOTEBOOK_ITEMS + 1) + "[]]")
+    assert f"holds more than {NOTEBOOK_ITEMS} items" in read_submission(tmp_path / "deep.ipynb")[1]
 
 
 def test_a_folder_and_a_notebook_of_one_name_are_two_students(tmp_path):
