@@ -237,6 +237,8 @@ def grade_folder(folder: Path, *, out: Path | None = Path("scores.csv"), assignm
             if not isinstance(context, str):
                 name, info = fallback, context[1]
                 details = {q: (0.0, p, []) for q, p in info.points.items()}
+        if info is not None and not details:  # graded as an assignment, but nothing ran
+            details = {q: (0.0, p, []) for q, p in info.points.items()}
         total = sum(score for score, _, _ in details.values())
         lost = _lost(details)
         if total == 0 and not reasons and not lost:
@@ -257,8 +259,15 @@ def grade_folder(folder: Path, *, out: Path | None = Path("scores.csv"), assignm
         try:
             return grade(submission)
         except Exception as error:  # one student's failure, wherever it happens, is that row's reason
-            return _entry(submission, None, None, {}, [], [f"not graded: the grader failed on this notebook "
-                                                           f"({type(error).__name__}); grade it by hand"], False)
+            reason = f"not graded: the grader failed on this notebook ({type(error).__name__}); grade it by hand"
+        try:
+            return _entry(submission, None, None, {}, [], [reason], False)
+        except Exception:
+            row = {"student": submission.student, "assignment": "", "total": "0", "possible": "",
+                   "flags": "", "reason": reason}
+            if feedback is not None:
+                row["feedback"] = file_names[submission.student]
+            return {"row": row, "note": None, "questions": []}
 
     def key_of(submission: Submission) -> str:
         seen = looks[submission.student]
@@ -287,9 +296,9 @@ def grade_folder(folder: Path, *, out: Path | None = Path("scores.csv"), assignm
         if feedback is not None and entry.get("note") is not None:
             try:
                 report.write_feedback(feedback, row["feedback"], entry["note"])
-            except OSError as error:
+            except Exception as error:  # a full disk, say: said at the end, and grading goes on
                 unwritten.append(row["feedback"])
-                why_unwritten = why_unwritten or (error.strerror or str(error))
+                why_unwritten = why_unwritten or (getattr(error, "strerror", None) or type(error).__name__)
         if count:
             log(f"[{count}] {row['student']}: {row['total']}/{row['possible'] or '-'}"
                 + (f"  [{row['flags']}]" if row["flags"] else ""))

@@ -114,6 +114,9 @@ def writable(path: Path, *, folder: bool) -> str:
         return f"{path} is not a folder"
     if not folder and path.is_dir():
         return f"{path} is a folder"
+    above = next((parent for parent in [where, *where.parents] if parent.exists()), None)
+    if above is not None and not above.is_dir():
+        return f"{above} is not a folder"
     try:
         where.mkdir(parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(prefix=".check-", dir=where)

@@ -36,7 +36,7 @@ READ_SECONDS = 30.0
 #: Most characters of one code cell, and of all the code of a notebook. Longer
 #: code is never transformed or parsed in the grader's process (that work grows
 #: with the code: a million-line cell took gigabytes); the notebook is not graded.
-CELL_LIMIT, CODE_LIMIT = 256 << 10, 2 << 20
+CELL_LIMIT, CODE_LIMIT = 128 << 10, 512 << 10
 #: Most entries in a submissions folder, and in one student's folder.
 FOLDER_LIMIT, STUDENT_FOLDER_LIMIT = 5_000, 2_000
 
@@ -318,7 +318,7 @@ def code_cells(notebook: nbformat.NotebookNode) -> list[tuple[int, str]]:
             raise TooMuchCode(f"cell {number} holds more than {CELL_LIMIT >> 10} KiB of code")
         total += len(cell.source)
         if total > CODE_LIMIT:
-            raise TooMuchCode(f"its code cells hold more than {CODE_LIMIT >> 20} MiB of code")
+            raise TooMuchCode(f"its code cells hold more than {CODE_LIMIT >> 10} KiB of code")
         sources.append((number, cell.source))
     return [(number, _python(source)) for number, source in sources
             if not all(_OTTER_LINE.match(line) for line in source.splitlines())]

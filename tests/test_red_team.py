@@ -568,7 +568,7 @@ def test_forged_numbers_of_hundreds_of_digits_cost_their_checks_only(run):
 def test_a_cell_larger_than_the_cap_is_refused_before_it_is_read(run):
     row = run["rows"]["long_line"]
     assert row["total"] == "0" and row["q1"] == "0"
-    assert row["reason"] == "not graded: cell 2 holds more than 256 KiB of code; hand in the notebook without it"
+    assert row["reason"] == "not graded: cell 2 holds more than 128 KiB of code; hand in the notebook without it"
     assert run["rows"]["huge_cell"]["reason"] == ("not graded: huge_cell.ipynb holds more than 250000 items; "
                                                   "clear its outputs and hand it in again")
 
