@@ -301,7 +301,7 @@ def grade_folder(folder: Path, *, out: Path | None = Path("scores.csv"), assignm
                 why_unwritten = why_unwritten or (getattr(error, "strerror", None) or type(error).__name__)
         if count:
             log(f"[{count}] {row['student']}: {row['total']}/{row['possible'] or '-'}"
-                + (f"  [{row['flags']}]" if row["flags"] else ""))
+                + ("  (flagged)" if row["flags"] else ""))
 
     for submission in submissions:
         if submission.student in results:

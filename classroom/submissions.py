@@ -37,6 +37,9 @@ READ_SECONDS = 30.0
 #: code is never transformed or parsed in the grader's process (that work grows
 #: with the code: a million-line cell took gigabytes); the notebook is not graded.
 CELL_LIMIT, CODE_LIMIT = 128 << 10, 512 << 10
+#: Most the grader's memory grows while it reads, transforms and scans one
+#: notebook at these caps (measured by the tests); it holds one per job.
+READ_MEMORY = 160 << 20
 #: Most entries in a submissions folder, and in one student's folder.
 FOLDER_LIMIT, STUDENT_FOLDER_LIMIT = 5_000, 2_000
 

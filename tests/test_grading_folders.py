@@ -27,7 +27,7 @@ from classroom import cli, compare, expect, files, progress, report
 from classroom.build import build_to_grade
 from classroom.grade import grade_folder
 from classroom.masters import ROOT
-from classroom.submissions import (CELL_LIMIT, CODE_LIMIT, NOTEBOOK_ITEMS, NOTEBOOK_LIMIT, TooMuchCode,
+from classroom.submissions import (CELL_LIMIT, CODE_LIMIT, NOTEBOOK_ITEMS, NOTEBOOK_LIMIT, READ_MEMORY, TooMuchCode,
                                    code_cells, find_submissions, forbidden_uses, read_submission)
 
 
@@ -166,9 +166,6 @@ def test_a_byte_order_mark_and_nbformat_3_are_read(tmp_path):
     assert problem == "" and code_cells(read) == [(1, "y = 2\n")] and read.cells[0].outputs == []
 
 
-#: Most the grader's memory grows while it reads, transforms and scans one notebook at the caps.
-READ_MEMORY_MIB = 160
-
 _MEASURE = """
 import json, re, sys
 from pathlib import Path
@@ -219,7 +216,7 @@ def test_the_graders_memory_is_bounded_at_the_notebook_caps(tmp_path):
         assert done.returncode == 0, done.stderr[-2000:]
         before, peak, problem, found = json.loads(done.stdout.strip().splitlines()[-1])
         assert problem == "", (name, problem)
-        assert peak - before < READ_MEMORY_MIB, (name, peak - before)
+        assert peak - before < READ_MEMORY >> 20, (name, peak - before)
         if name == "one_long_cell":
             assert found == f"cell 1 holds more than {CELL_LIMIT >> 10} KiB of code"
 
