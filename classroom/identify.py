@@ -106,7 +106,7 @@ def look(path: Path | None) -> Look:
     if items(raw) > NOTEBOOK_ITEMS:
         return Look(None, frozenset(), digest, False)
     try:
-        notebook = json.loads(raw.decode("utf-8-sig"))
+        notebook = json.loads(raw)  # UTF-8, -16 or -32, a byte-order mark allowed, as grading reads it
     except (ValueError, RecursionError, MemoryError):
         return Look(None, frozenset(), digest, False)
     return Look(metadata_name(notebook), frozenset(defined_names(_sources(notebook))), digest, True)
