@@ -319,6 +319,7 @@ def grade_folder(folder: Path, *, out: Path | None = Path("scores.csv"), assignm
         except BaseException:
             for future in futures:
                 future.cancel()
+            execute.stop_all()  # the students being graded are not waited for
             log(f"stopped after {done} of {len(submissions)} submissions"
                 + (f"; those are recorded in {record_at}: run the same command again to go on"
                    if record_at is not None and not record.problem else ""))

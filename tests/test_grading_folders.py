@@ -376,3 +376,22 @@ def test_one_students_grading_failure_is_that_rows_reason(small_class, monkeypat
     assert rows["ada"]["total"] == rows["cy"]["total"] == "11"
     assert rows["bo"]["total"] == "0" and rows["bo"]["reason"] == \
         "not graded: the grader failed on this notebook (MemoryError); grade it by hand"
+
+
+def test_an_interruption_stops_the_runs_in_progress_at_once(small_class, tmp_path):
+    """Ctrl-C while a slow student runs: grading stops within seconds, not at that student's time-out."""
+    folder, build = small_class
+    (tmp_path / "ada.ipynb").write_bytes((folder / "ada.ipynb").read_bytes())
+    slow = nbformat.read(folder / "ada.ipynb", as_version=4)
+    slow.cells.insert(1, nbformat.v4.new_code_cell("import time\ntime.sleep(100)"))
+    nbformat.write(slow, tmp_path / "slow.ipynb")
+
+    def stop_at_the_first(line):
+        if line.startswith("[1/2]"):
+            raise KeyboardInterrupt
+    began = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt):
+        grade_folder(tmp_path, out=tmp_path.parent / f"{tmp_path.name}.csv", build=build, jobs=2, timeout=110,
+                     unsafe_no_sandbox=True, log=stop_at_the_first)
+    assert time.perf_counter() - began < 60
+    assert not (tmp_path.parent / f"{tmp_path.name}.csv").exists()
