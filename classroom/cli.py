@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from classroom.build import build_all
-from classroom.grade import DEFAULT_TIMEOUT, UNSAFE_FLAG, grade_folder
+from classroom.grade import DEFAULT_TIMEOUT, UNSAFE_FLAG, OutputError, grade_folder
 from classroom.masters import BUILD, ClassroomError
 
 
@@ -34,13 +34,20 @@ def parser() -> argparse.ArgumentParser:
                                             "(a notebook whose metadata names one is graded as that one)")
     grade.add_argument("--jobs", type=int, default=1, help="submissions graded at once (default: 1)")
     grade.add_argument("--build", type=Path, default=BUILD, help="build folder (default: assignments/_build)")
+    grade.add_argument("--regrade", action="store_true",
+                       help="grade every student again, even those an earlier run with the same --out "
+                            "graded and whose notebooks are unchanged")
     grade.add_argument(UNSAFE_FLAG, dest="unsafe", action="store_true",
                        help="run student code WITHOUT the sandbox, with your rights (trusted code only)")
     return main
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the command; a problem with the command as given exits with status 2."""
+    """Run the command; a problem with the command as given exits with status 2.
+
+    An output that could not be written after grading exits with status 3,
+    an interruption (Ctrl-C) with 130; each says in one line what to do.
+    """
     arguments = parser().parse_args(argv)
     try:
         if arguments.command == "build":
@@ -49,8 +56,15 @@ def main(argv: list[str] | None = None) -> int:
             grade_folder(arguments.folder, out=arguments.out, assignment=arguments.assignment,
                          build=arguments.build, timeout=arguments.timeout,
                          cell_timeout=arguments.cell_timeout, jobs=arguments.jobs,
-                         feedback=arguments.feedback, unsafe_no_sandbox=arguments.unsafe)
+                         feedback=arguments.feedback, unsafe_no_sandbox=arguments.unsafe,
+                         regrade=arguments.regrade)
+    except OutputError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 3
     except ClassroomError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("interrupted: the scores file is as it was", file=sys.stderr)
+        return 130
     return 0

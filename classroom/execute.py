@@ -327,8 +327,16 @@ def run(cells: list, probes: dict, *, library: bool, timeout: float, cell_second
             os.write(seccomp_out, program)  # a few hundred bytes: the pipe holds them
             os.close(seccomp_out)
             given.append(seccomp_fd)
+        data_fds = {}
+        for path, content in sandbox.proc_files(memory_bytes).items():
+            data_in, data_out = os.pipe()
+            os.write(data_out, content)  # a few hundred bytes: the pipe holds them
+            os.close(data_out)
+            given.append(data_in)
+            data_fds[path] = data_in
         argv += [sandbox.RUNNER_INSIDE, str(job_in), str(report_out)]
-        command = sandbox.bwrap_command(argv, library=library, seccomp_fd=seccomp_fd, info_fd=info_out)
+        command = sandbox.bwrap_command(argv, library=library, seccomp_fd=seccomp_fd, info_fd=info_out,
+                                        data_fds=data_fds)
         env, cwd = {}, "/"
     else:
         workdir = tempfile.mkdtemp(prefix="sandbox-")
@@ -351,6 +359,8 @@ def run(cells: list, probes: dict, *, library: bool, timeout: float, cell_second
                     os.close(fd)
             if workdir:
                 shutil.rmtree(workdir, ignore_errors=True)
+    with _RUNNING_LOCK:
+        _RUNNING.add(process)
     try:
         if confined:
             watch = Watch(process, info_in, memory_bytes)
@@ -358,6 +368,8 @@ def run(cells: list, probes: dict, *, library: bool, timeout: float, cell_second
         return _converse(process, job_out, _Pipe(report_in), cells, probes, cell_seconds,
                          deadline, timeout, watch)
     finally:
+        with _RUNNING_LOCK:
+            _RUNNING.discard(process)
         _kill(process)  # anything it left behind goes too
         if watch is not None:
             watch.stop()
@@ -368,6 +380,22 @@ def run(cells: list, probes: dict, *, library: bool, timeout: float, cell_second
                 pass
         if workdir:
             shutil.rmtree(workdir, ignore_errors=True)
+
+
+#: The runs in progress, so that an interrupted grader can stop them at once.
+_RUNNING: set = set()
+_RUNNING_LOCK = threading.Lock()
+
+
+def stop_all() -> None:
+    """Kill every run in progress (grading was interrupted); each ends as a stopped run."""
+    with _RUNNING_LOCK:
+        running = list(_RUNNING)
+    for process in running:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
 
 
 def _kill(process: subprocess.Popen) -> None:

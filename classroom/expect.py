@@ -132,8 +132,12 @@ def difference(answer, expected, *, rtol: float = 1e-7, atol: float = 1e-9) -> s
         return "is an array, not a single value"
     if isinstance(expected, (bool, int, str)) or expected is None:
         if isinstance(expected, int) and not isinstance(expected, bool) and isinstance(answer, (int, float, np.ndarray)):
-            if not isinstance(answer, bool) and np.ndim(answer) == 0 and float(answer) == expected:
-                return ""
+            if not isinstance(answer, bool) and np.ndim(answer) == 0:
+                try:
+                    if float(answer) == expected:
+                        return ""
+                except OverflowError:  # a forged number of hundreds of digits
+                    return "is not the expected value"
         same = type(answer) is type(expected) and answer == expected
         return "" if same else "is not the expected value"
     return "cannot be compared"

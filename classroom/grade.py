@@ -1,15 +1,21 @@
 """Grade a folder of submissions into a CSV: confined runs, scores decided here.
 
-For each student, one at a time per job: read the notebook (never writing to
-it, and keeping it only while that student is graded), decide its
-assignment, take its code cells, note any use of a forbidden module, run the
-cells and the probes in the sandbox (:mod:`classroom.execute`), and judge the
-answers against the references with the assignment's checks
-(:mod:`classroom.compare`).
+Before anything runs, the outputs are checked writable and each notebook's
+assignment is decided (:mod:`classroom.identify`); a folder whose notebooks
+cannot be told apart is refused then, not after the class is graded.
 
-The assignment is decided per notebook: the one its metadata names, else
-the teacher's ``assignment``. A notebook of another assignment is graded as
-that one, says so in its row, and changes nothing for the others.
+For each student, one at a time per job: read the notebook (never writing to
+it, and keeping it only while that student is graded), take its code cells
+(bounded: :data:`classroom.submissions.CELL_LIMIT`), note any use of a
+forbidden module, run the cells and the probes in the sandbox
+(:mod:`classroom.execute`), and judge the answers against the references
+with the assignment's checks (:mod:`classroom.compare`). Each student is
+one unit: any failure in it becomes that row's reason, never the class's.
+
+As each student finishes, a progress line is printed, the row is added to the
+run's record (:mod:`classroom.progress`) and the feedback note is written;
+the CSV is written whole at the end. A run that is stopped goes on where it
+stopped when started again.
 """
 
 from __future__ import annotations
@@ -20,18 +26,20 @@ import re
 import threading
 from pathlib import Path
 
-from classroom import compare, execute, report, sandbox
-from classroom.build import load_references
+from classroom import compare, execute, identify, progress, report, sandbox
+from classroom.build import load_references, master_solutions
 from classroom.masters import ASSIGNMENTS, BUILD, ClassroomError, describe, load_spec, master_paths
-from classroom.submissions import (Submission, assignment_name, code_cells, find_submissions,
+from classroom.submissions import (Submission, TooMuchCode, assignment_name, code_cells, find_submissions,
                                    forbidden_uses, read_submission)
 
 #: Seconds one submission may run before it is stopped.
 DEFAULT_TIMEOUT = 120.0
 #: The flag that grades without the sandbox; its name says what it is.
 UNSAFE_FLAG = "--unsafe-no-sandbox"
-#: The reason of a notebook whose metadata names no assignment, when the teacher named none.
-NO_ASSIGNMENT = "not graded: its metadata names no assignment; pass --assignment NAME to grade it"
+
+
+class OutputError(ClassroomError):
+    """Grading finished but some of its outputs could not be written; the message says which."""
 
 
 def _check_number(name: str, value) -> None:
@@ -65,18 +73,45 @@ def _question_order(name: str) -> list:
     return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
 
 
+def _catalog() -> dict[str, frozenset]:
+    """The graded names of every assignment (what its probes read that its master defines)."""
+    catalog = {}
+    for master in master_paths():
+        try:
+            spec = load_spec(master.stem)
+            sources = [cell.source for cell in master_solutions(master).cells]
+        except Exception:  # a master that cannot be read identifies nothing
+            continue
+        catalog[master.stem] = identify.graded_names(spec.probes, sources)
+    return catalog
+
+
+def _fingerprint(name: str | None, build: Path) -> str:
+    """A digest of what grading as ``name`` depends on: its spec, master and references."""
+    if not name or not name.isidentifier():
+        return ""
+    return progress.key([progress.file_digest(ASSIGNMENTS / name / "checks.py"),
+                         progress.file_digest(ASSIGNMENTS / name / f"{name}.ipynb"),
+                         progress.file_digest(Path(build).resolve() / name / "references.json")])
+
+
+def _lost(details: dict) -> list[str]:
+    return [f"{q}: " + "; ".join(failures[:2]) + (f" (+{len(failures) - 2} more)" if len(failures) > 2 else "")
+            for q, (score, possible, failures) in details.items() if failures and score < possible]
+
+
 def grade_folder(folder: Path, *, out: Path | None = Path("scores.csv"), assignment: str | None = None,
                  build: Path = BUILD, timeout: float = DEFAULT_TIMEOUT, cell_timeout: float | None = None,
                  jobs: int = 1, feedback: Path | None = None, unsafe_no_sandbox: bool = False,
-                 log=print) -> list[dict]:
+                 regrade: bool = False, log=print) -> list[dict]:
     """Grade every submission in ``folder`` and write one CSV row per student to ``out``.
 
     Args:
         folder: one notebook (or one folder with a notebook) per student.
-        out: the CSV to write, outside ``folder``; ``None`` writes nothing.
-        assignment: the assignment of the notebooks whose metadata names none
-            (answers pasted into a fresh notebook). A notebook whose metadata
-            names an assignment is graded as that one.
+        out: the CSV to write, outside ``folder``; ``None`` writes nothing
+            (and keeps no record of progress).
+        assignment: the assignment of the notebooks whose metadata names none.
+            A notebook whose metadata names an assignment is graded as that one.
         build: the build folder with ``<assignment>/references.json``.
         timeout: seconds each submission may run, in all.
         cell_timeout: seconds one cell or probe may run (default: the spec's).
@@ -84,11 +119,19 @@ def grade_folder(folder: Path, *, out: Path | None = Path("scores.csv"), assignm
         feedback: a folder for one feedback file per student, or ``None``.
         unsafe_no_sandbox: run student code without the sandbox, with the
             teacher's rights. Only for trusted code on a machine without bubblewrap.
+        regrade: grade every student again, even those the record of an
+            earlier run with the same ``out`` holds unchanged.
 
     Returns:
         The rows written: ``student``, ``assignment``, one key per question,
         ``total``, ``possible``, ``flags``, ``reason`` and, with
         ``feedback``, the name of the student's ``feedback`` file.
+
+    Raises:
+        ClassroomError: before anything runs, for a problem with the command
+            as given (outputs not writable, notebooks whose assignment cannot
+            be told); :class:`OutputError` after grading, when an output could
+            not be written (every score was logged and recorded by then).
     """
     folder = Path(folder).resolve()
     _check_number("timeout", timeout)
@@ -103,6 +146,11 @@ def grade_folder(folder: Path, *, out: Path | None = Path("scores.csv"), assignm
             path = Path(path).resolve()
             if path == folder or path.is_relative_to(folder) or folder.is_relative_to(path):
                 raise ClassroomError(f"{name} must lie outside the submissions folder, got {str(path)!r}")
+    for path, what, is_folder in ((out, "the scores", False), (feedback, "the feedback notes", True)):
+        if path is not None:
+            why = report.writable(path, folder=is_folder)
+            if why:
+                raise ClassroomError(f"cannot write {what}: {why}")
     confined = not unsafe_no_sandbox
     if confined:
         why = sandbox.check()
@@ -112,12 +160,28 @@ def grade_folder(folder: Path, *, out: Path | None = Path("scores.csv"), assignm
     assignments = _Assignments(Path(build))
     if assignment is not None and isinstance(assignments.get(assignment), str):
         raise ClassroomError(assignments.get(assignment).removeprefix("not graded: "))
+
+    # Which assignment each notebook is, decided for the folder before anything runs.
+    looks = {submission.student: identify.look(submission.path) for submission in submissions}
+    decided = identify.decide(looks, assignment, _catalog())
+    unknown = sorted(student for student, (name, _) in decided.items() if name is None)
+    if unknown:
+        shown = ", ".join(unknown[:5]) + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
+        raise ClassroomError(f"cannot tell which assignment {len(unknown)} notebook(s) are ({shown}): their "
+                             "metadata names none, their code defines no one assignment's functions, and the "
+                             "other notebooks do not name one assignment; pass --assignment NAME")
+    classes = {seen.named for seen in looks.values() if seen.named} | {name for name, _ in decided.values()}
+    if assignment is None and not classes:
+        raise ClassroomError("cannot tell which assignment these are: no notebook names one; "
+                             "pass --assignment NAME")
+    # A row that is no notebook of any assignment is shown under the class's
+    # assignment: the teacher's, or the one every notebook is graded as.
+    fallback = assignment or (next(iter(classes)) if len(classes) == 1 else None)
     file_names = report.feedback_names([s.student for s in submissions]) if feedback is not None else {}
-    named_by_metadata = set()
 
     def grade(submission: Submission) -> dict:
         reasons = [submission.note] if submission.note else []
-        flags, details, name, info = [], {}, assignment, None
+        flags, details, name, info = list(submission.flags), {}, None, None
         problem = submission.problem
         notebook = None
         if submission.path is not None:
@@ -126,88 +190,166 @@ def grade_folder(folder: Path, *, out: Path | None = Path("scores.csv"), assignm
         if notebook is not None:
             named = assignment_name(notebook)
             if named is not None:
-                named_by_metadata.add(named)
                 if assignment is not None and named != assignment:
                     reasons.append(f"its metadata says it is {named}, so it is graded as {named}, "
                                    f"not {assignment}")
                 name = named
-            if name is None:
-                problem = NO_ASSIGNMENT
+            else:
+                name, why = decided.get(submission.student, (fallback, ""))
+                if why:
+                    flags.append(why)
+                if name is None:
+                    problem = "not graded: its metadata names no assignment; pass --assignment NAME"
         if name is not None and not problem:
             context = assignments.get(name)
             if isinstance(context, str):
                 problem = context
             else:
                 spec, info, references = context
-                cells = code_cells(notebook)
-                del notebook  # only the code is kept while the sandbox runs
-                flags = forbidden_uses(cells, spec.forbidden)
-                if not cells:
-                    reasons.append("the notebook has no code cells")
                 try:
+                    cells = code_cells(notebook)
+                except TooMuchCode as error:
+                    cells, problem = None, f"not graded: {error}; hand in the notebook without it"
+                del notebook  # only the code is kept while the sandbox runs
+                if cells is not None:
+                    flags += forbidden_uses(cells, spec.forbidden)
+                    if not cells:
+                        reasons.append("the notebook has no code cells")
                     outcome = execute.run(cells, spec.probes, library=spec.library, timeout=timeout,
                                           cell_seconds=cell_timeout or min(spec.seconds, timeout),
                                           confined=confined,
                                           memory_bytes=int(spec.memory_gib * (1 << 30)),
                                           address_bytes=int(spec.address_gib * (1 << 30)))
-                except Exception as error:  # one student's failure never stops the others
-                    outcome = execute.Outcome({}, [], f"the grader failed: {type(error).__name__}")
-                if outcome.problem:
-                    reasons.append(outcome.problem)
-                for number, kind, message in outcome.cell_errors[:3]:
-                    reasons.append(f"cell {number} raised {kind}: {message}".rstrip(": "))
-                results = compare.score_all(spec.questions, info.points, outcome.answers, references)
-                details = {q: (r.score, info.points[q], r.failures) for q, r in results.items()}
+                    del cells
+                    if outcome.problem:
+                        reasons.append(outcome.problem)
+                    for number, kind, message in outcome.cell_errors[:3]:
+                        reasons.append(f"cell {number} raised {kind}: {message}".rstrip(": "))
+                    results = compare.score_all(spec.questions, info.points, outcome.answers, references)
+                    details = {q: (r.score, info.points[q], r.failures) for q, r in results.items()}
         if problem:
             reasons.append(problem)
-        return {"submission": submission, "name": name if info is not None else None, "info": info,
-                "details": details, "flags": flags, "reasons": reasons, "notebook": read}
+        return _entry(submission, name if info is not None else None, info, details, flags, reasons, read)
 
-    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
-        graded = list(pool.map(grade, submissions))
-
-    if assignment is None and not named_by_metadata:
-        raise ClassroomError("cannot tell which assignment these are: no notebook's metadata names one; "
-                             "pass --assignment NAME")
-    # A row that is no notebook of any assignment is shown under the class's
-    # assignment: the teacher's, or the one every notebook's metadata names.
-    fallback = assignment or (next(iter(named_by_metadata)) if len(named_by_metadata) == 1 else None)
-    rows, questions = [], {}
-    for result in graded:
-        submission, details, reasons = result["submission"], result["details"], result["reasons"]
-        name, info = result["name"], result["info"]
-        if info is None and fallback is not None and not result["notebook"]:
+    def _entry(submission, name, info, details, flags, reasons, read) -> dict:
+        if info is None and fallback is not None and not read:
             context = assignments.get(fallback)
             if not isinstance(context, str):
                 name, info = fallback, context[1]
                 details = {q: (0.0, p, []) for q, p in info.points.items()}
+        if info is not None and not details:  # graded as an assignment, but nothing ran
+            details = {q: (0.0, p, []) for q, p in info.points.items()}
         total = sum(score for score, _, _ in details.values())
-        lost = [f"{q}: " + "; ".join(failures[:2]) + (f" (+{len(failures) - 2} more)" if len(failures) > 2 else "")
-                for q, (score, possible, failures) in details.items() if failures and score < possible]
+        lost = _lost(details)
         if total == 0 and not reasons and not lost:
             reasons.append("no answer earned points")
         row = {"student": submission.student, "assignment": name or "",
                **{q: report.number(score) for q, (score, _, _) in details.items()},
                "total": report.number(total),
                "possible": report.number(info.total) if info is not None else "",
-               "flags": "; ".join(result["flags"]), "reason": " | ".join(reasons + lost)}
-        for question in details:
-            questions.setdefault(question, None)
+               "flags": "; ".join(flags), "reason": " | ".join(reasons + lost)}
+        note = None
         if feedback is not None:
             row["feedback"] = file_names[submission.student]
             title = info.title if info is not None else "Assignment"
-            report.write_feedback(feedback, row["feedback"],
-                                  report.feedback_text(submission.student, title, details, row, reasons))
-        rows.append(row)
-        log(f"{row['student']}: {row['total']}/{row['possible'] or '-'}"
-            + (f"  [{row['flags']}]" if row["flags"] else ""))
+            note = report.feedback_text(submission.student, title, details, row, reasons)
+        return {"row": row, "note": note, "questions": list(details)}
+
+    def grade_one(submission: Submission) -> dict:
+        try:
+            return grade(submission)
+        except Exception as error:  # one student's failure, wherever it happens, is that row's reason
+            reason = f"not graded: the grader failed on this notebook ({type(error).__name__}); grade it by hand"
+        try:
+            return _entry(submission, None, None, {}, [], [reason], False)
+        except Exception:
+            row = {"student": submission.student, "assignment": "", "total": "0", "possible": "",
+                   "flags": "", "reason": reason}
+            if feedback is not None:
+                row["feedback"] = file_names[submission.student]
+            return {"row": row, "note": None, "questions": []}
+
+    def key_of(submission: Submission) -> str:
+        seen = looks[submission.student]
+        decided_name = decided.get(submission.student, (None, ""))[0]
+        return progress.key([submission.student, str(submission.path), submission.problem, submission.note,
+                             list(submission.flags), seen.digest, seen.named, decided_name, fallback,
+                             assignment, [_fingerprint(n, build) for n in (seen.named, decided_name, fallback)],
+                             progress.grader_digest(), timeout, cell_timeout, confined,
+                             file_names.get(submission.student)])
+
+    record_at = progress.record_path(Path(out).resolve()) if out is not None else None
+    earlier = {} if regrade or record_at is None else progress.load(record_at)
+    keys = {submission.student: key_of(submission) for submission in submissions}
+    results = {student: earlier[k] for student, k in keys.items() if k in earlier}
+    record = progress.Record(record_at, [dict(results[s.student], key=keys[s.student])
+                                         for s in submissions if s.student in results])
+    todo = [submission for submission in submissions if submission.student not in results]
+    if results:
+        log(f"{len(results)} of {len(submissions)} already graded by an earlier run, their notebooks "
+            "unchanged: kept (--regrade grades them again)")
+    unwritten, why_unwritten = [], ""
+
+    def deliver(submission: Submission, entry: dict, count: str) -> None:
+        nonlocal why_unwritten
+        row = entry["row"]
+        if feedback is not None and entry.get("note") is not None:
+            try:
+                report.write_feedback(feedback, row["feedback"], entry["note"])
+            except Exception as error:  # a full disk, say: said at the end, and grading goes on
+                unwritten.append(row["feedback"])
+                why_unwritten = why_unwritten or (getattr(error, "strerror", None) or type(error).__name__)
+        if count:
+            log(f"[{count}] {row['student']}: {row['total']}/{row['possible'] or '-'}"
+                + ("  (flagged)" if row["flags"] else ""))
+
+    for submission in submissions:
+        if submission.student in results:
+            deliver(submission, results[submission.student], "")
+    done = len(results)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = {pool.submit(grade_one, submission): submission for submission in todo}
+        try:
+            for future in concurrent.futures.as_completed(futures):
+                submission, entry = futures[future], future.result()
+                results[submission.student] = entry
+                record.add(dict(entry, key=keys[submission.student]))
+                done += 1
+                deliver(submission, entry, f"{done}/{len(submissions)}")
+        except BaseException:
+            for future in futures:
+                future.cancel()
+            execute.stop_all()  # the students being graded are not waited for
+            log(f"stopped after {done} of {len(submissions)} submissions"
+                + (f"; those are recorded in {record_at}: run the same command again to go on"
+                   if record_at is not None and not record.problem else ""))
+            raise
+
+    rows = [results[submission.student]["row"] for submission in submissions]
+    questions = {q: None for submission in submissions for q in results[submission.student]["questions"]}
     order = sorted(questions, key=_question_order)
+    problems = []
+    if record.problem:
+        problems.append(f"the record of progress {record_at} could not be written ({record.problem})")
+    if unwritten:
+        problems.append(f"{len(unwritten)} of {len(rows)} feedback notes were not written ({why_unwritten}): "
+                        + ", ".join(unwritten[:5]) + (" ..." if len(unwritten) > 5 else ""))
     if out is not None:
-        report.write_csv(out, rows, order, feedback=feedback is not None)
-        names = ", ".join(sorted({row["assignment"] for row in rows if row["assignment"]})) or "no assignment"
-        log(f"{len(rows)} submissions of {names} graded; scores written to {out}")
-    unnamed = sum(NO_ASSIGNMENT in row["reason"] for row in rows)
-    if unnamed:
-        log(f"not graded, their metadata naming no assignment: {unnamed}")
-        log("  (pass --assignment NAME to grade them)")
+        try:
+            report.write_csv(out, rows, order, feedback=feedback is not None)
+        except OSError as error:
+            problems.insert(0, f"the scores were not written to {out} ({error.strerror or error}); "
+                               "the file there, if any, is as it was")
+        else:
+            names = ", ".join(sorted({row["assignment"] for row in rows if row["assignment"]})) or "no assignment"
+            log(f"{len(rows)} submissions of {names} graded; scores written to {out}")
+    if feedback is not None:
+        stale = report.stale_notes(feedback, {row["feedback"] for row in rows})
+        if stale:
+            log(f"{len(stale)} note(s) in {feedback} name no student of this run, left from an earlier "
+                f"one (left as they are): {', '.join(stale[:5])}" + (" ..." if len(stale) > 5 else ""))
+    if problems:
+        raise OutputError("; ".join(problems) + ". Every score is on the lines above"
+                          + ("" if record.problem or record_at is None else f" and in {record_at}")
+                          + ": free some space and run the same command again")
     return rows

@@ -3,7 +3,12 @@
 Text in the CSV that a spreadsheet would read as a formula (it starts with
 ``=``, ``+``, ``-``, ``@``, a tab or a carriage return) gets a leading
 apostrophe, as OWASP advises against CSV injection; scores are numbers the
-grader wrote. Feedback files get one distinct name per student.
+grader wrote. Feedback files get one distinct name per student, one that
+Windows, macOS and Linux all accept: no reserved device name (``CON``,
+``NUL``, ``COM1``...), at most :data:`NAME_BYTES` bytes of UTF-8, compared as
+those systems compare names (normalised, case ignored). Every file is
+written whole or not at all: into a hidden temporary file in its folder,
+then renamed.
 
 >>> row = {"student": "=1+1", "assignment": "a", "q1": "2", "total": "2",
 ...        "possible": "2", "flags": "", "reason": ""}
@@ -20,6 +25,8 @@ import collections
 import csv
 import hashlib
 import io
+import os
+import tempfile
 import unicodedata
 from pathlib import Path
 
@@ -27,6 +34,11 @@ from pathlib import Path
 LEADING, TRAILING = ["student", "assignment"], ["total", "possible", "flags", "reason"]
 #: First characters that make a spreadsheet read a cell as a formula.
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+#: Most bytes of a feedback file's stem (UTF-8); file systems allow 255 for the whole name.
+NAME_BYTES = 80
+#: Names Windows keeps for devices, whatever follows their first dot.
+RESERVED = frozenset(["CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$"]
+                     + [f"{port}{digit}" for port in ("COM", "LPT") for digit in "123456789\u00b9\u00b2\u00b3"])
 
 
 def number(value: float) -> str:
@@ -61,17 +73,75 @@ def csv_text(rows: list[dict], questions: list[str], feedback: bool = False) -> 
     return handle.getvalue()
 
 
+def write_whole(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` whole or not at all: a temporary file in its folder, then a rename.
+
+    On any error (a full disk, say) the temporary file is removed, ``path``
+    is left as it was, and the error is raised.
+    """
+    path = Path(path)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name[:40]}.", suffix=".partial", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="") as stream:
+            stream.write(text)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, path)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise
+
+
 def write_csv(path: Path, rows: list[dict], questions: list[str], feedback: bool = False) -> None:
     """Write the CSV at ``path`` in one step (a temporary file, then a rename)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.name}.partial")
-    partial.write_text(csv_text(rows, questions, feedback))
-    partial.replace(path)
+    write_whole(path, csv_text(rows, questions, feedback))
+
+
+def writable(path: Path, *, folder: bool) -> str:
+    """Why a file at ``path`` (or, with ``folder``, files in the folder ``path``) cannot be written; ``""`` if it can.
+
+    The folder is made if missing, and a temporary file is made in it and removed.
+    """
+    path = Path(path)
+    where = path if folder else path.parent
+    if folder and path.exists() and not path.is_dir():
+        return f"{path} is not a folder"
+    if not folder and path.is_dir():
+        return f"{path} is a folder"
+    above = next((parent for parent in [where, *where.parents] if parent.exists()), None)
+    if above is not None and not above.is_dir():
+        return f"{above} is not a folder"
+    try:
+        where.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(prefix=".check-", dir=where)
+        os.close(handle)
+        os.unlink(temporary)
+        if not folder and path.exists() and not os.access(path, os.W_OK):
+            return f"{path} cannot be replaced (permission denied)"
+    except OSError as error:
+        return f"{where} cannot be written ({error.strerror or error})"
+    return ""
+
+
+def _bytes_cut(text: str, limit: int) -> str:
+    """The longest start of ``text`` whose UTF-8 holds at most ``limit`` bytes."""
+    encoded = text.encode("utf-8")[:limit]
+    return encoded.decode("utf-8", errors="ignore")
 
 
 def _safe(student: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in student).strip(".")[:80] or "student"
+    text = unicodedata.normalize("NFC", student)
+    text = "".join(c if c.isalnum() or c in "-_." else "_" for c in text).strip(". ")
+    text = _bytes_cut(text, NAME_BYTES).rstrip(". ") or "student"
+    if text.split(".")[0].upper() in RESERVED:
+        text = f"{text}_"
+    return text
 
 
 def feedback_names(students: list[str]) -> dict[str, str]:
@@ -83,7 +153,7 @@ def feedback_names(students: list[str]) -> dict[str, str]:
     """
     groups = collections.defaultdict(list)
     for student in students:
-        groups[unicodedata.normalize("NFC", _safe(student)).casefold()].append(student)
+        groups[_safe(student).casefold()].append(student)
     names = {}
     for members in groups.values():
         members = sorted(set(members), key=lambda student: (_safe(student) != student, student))
@@ -115,9 +185,27 @@ def feedback_text(student: str, title: str, details: dict, row: dict, notes: lis
 
 
 def write_feedback(folder: Path, name: str, text: str) -> Path:
-    """Write ``<folder>/<name>`` (a name from :func:`feedback_names`) and return its path."""
+    """Write ``<folder>/<name>`` (a name from :func:`feedback_names`) whole, and return its path.
+
+    A note that already holds ``text`` is left as it is.
+    """
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / name
-    path.write_text(text)
+    try:
+        if path.is_file() and path.read_text(encoding="utf-8") == text:
+            return path
+    except (OSError, UnicodeDecodeError):
+        pass
+    write_whole(path, text)
     return path
+
+
+def stale_notes(folder: Path, names: set[str]) -> list[str]:
+    """The notes in ``folder`` that no name of ``names`` is: left from an earlier run."""
+    try:
+        return sorted(entry.name for entry in os.scandir(folder)
+                      if entry.name.endswith(".txt") and not entry.name.startswith(".")
+                      and entry.name not in names)
+    except OSError:
+        return []

@@ -6,8 +6,11 @@ the course's virtual environment, the runner (``/opt/grader/runner.py``) and
 ``/opt/course/pe_lib``. Everything else is a fresh, read-only root. It can
 write only to three memory-backed folders of fixed size, :data:`FOLDERS`
 (``/scratch``, its working folder, ``/tmp`` and ``/dev/shm``); it has no
-network, no capabilities, its own process, user, IPC and mount namespaces,
-cannot create further user namespaces, and dies with the grader. A seccomp
+network, no capabilities, its own process, user, IPC, mount and host-name
+namespaces (its host name is :data:`HOSTNAME`), cannot create further user
+namespaces, and dies with the grader. Its ``/proc/loadavg`` and
+``/proc/meminfo`` are its own (:func:`proc_files`): no load, and the memory
+of its budget, not the host's. A seccomp
 filter (:mod:`classroom.seccomp`) refuses the calls that hold memory outside
 those folders. The limits of one process are set by :func:`limits` and by the
 runner; :mod:`classroom.execute` watches the whole.
@@ -71,6 +74,8 @@ ENVIRONMENT = {
     "TF_NUM_INTEROP_THREADS": "2",
     "TF_NUM_INTRAOP_THREADS": "2",
 }
+#: The sandbox's host name, in place of the teacher's machine's.
+HOSTNAME = "sandbox"
 #: System files some libraries read; bound read-only where they exist.
 ETC_FILES = ("/etc/ld.so.cache", "/etc/localtime", "/etc/nsswitch.conf")
 
@@ -95,14 +100,30 @@ def _python_roots() -> list[Path]:
     return sorted(roots)
 
 
+def proc_files(memory_bytes: int) -> dict[str, bytes]:
+    """What the sandbox reads in place of the host's load and memory in ``/proc``.
+
+    >>> print(proc_files(1 << 30)["/proc/meminfo"].decode().splitlines()[0])
+    MemTotal:        1048576 kB
+    """
+    kib = memory_bytes >> 10
+    meminfo = "".join(f"{name + ':':<16}{value:>8} kB\n" for name, value in (
+        ("MemTotal", kib), ("MemFree", kib), ("MemAvailable", kib), ("Buffers", 0), ("Cached", 0),
+        ("SwapTotal", 0), ("SwapFree", 0)))
+    return {"/proc/loadavg": b"0.00 0.00 0.00 1/1 1\n", "/proc/meminfo": meminfo.encode()}
+
+
 def bwrap_command(argv: list[str], *, library: bool = True, seccomp_fd: int | None = None,
-                  info_fd: int | None = None) -> list[str]:
+                  info_fd: int | None = None, data_fds: dict[str, int] | None = None) -> list[str]:
     """The full command that runs ``argv`` confined, in ``/scratch``.
 
     ``seccomp_fd`` is a descriptor to read the seccomp program from;
-    ``info_fd`` one on which bubblewrap reports the sandbox's first process.
+    ``info_fd`` one on which bubblewrap reports the sandbox's first process;
+    ``data_fds`` maps files inside (those of :func:`proc_files`) to
+    descriptors their contents are read from.
     """
     command = [bwrap_path() or "bwrap", "--unshare-all", "--unshare-user", "--disable-userns",
+               "--hostname", HOSTNAME,
                "--uid", "65534", "--gid", "65534", "--cap-drop", "ALL",
                "--die-with-parent", "--new-session", "--clearenv",
                "--ro-bind", "/usr", "/usr",
@@ -125,8 +146,10 @@ def bwrap_command(argv: list[str], *, library: bool = True, seccomp_fd: int | No
         command += ["--ro-bind", str(LIBRARY), f"{COURSE}/pe_lib"]
         pythonpath.append(COURSE)
     command += ["--ro-bind", str(RUNNER), RUNNER_INSIDE,
-                "--proc", "/proc", "--dev", "/dev",
-                "--size", str(FOLDERS["/dev/shm"]), "--tmpfs", "/dev/shm",
+                "--proc", "/proc", "--dev", "/dev"]
+    for path, fd in (data_fds or {}).items():
+        command += ["--ro-bind-data", str(fd), path]
+    command += ["--size", str(FOLDERS["/dev/shm"]), "--tmpfs", "/dev/shm",
                 "--size", str(FOLDERS[SCRATCH]), "--tmpfs", SCRATCH,
                 # Nothing else is writable: not /dev, not the sandbox's own root.
                 "--remount-ro", "/dev", "--remount-ro", "/", "--chdir", SCRATCH]

@@ -5,8 +5,8 @@ or a System V shared-memory segment holds pages that no process maps, so
 neither the address-space cap nor the sum of the processes' memory sees
 them. The filter refuses those calls, and a few that only widen the
 kernel's surface (``bpf``, ``perf_event_open``, ``io_uring_setup``,
-``userfaultfd``, keyrings, reading another process's memory), with
-``EPERM``. System calls of a foreign ABI (32-bit calls on a 64-bit
+``userfaultfd``, keyrings, reading another process's memory), and
+``sysinfo``, which tells the host's load and memory, with ``EPERM``. System calls of a foreign ABI (32-bit calls on a 64-bit
 kernel, x32) are refused whole, so that no other numbering slips past.
 
 The program is classic BPF, written out here, for x86-64 and AArch64;
@@ -28,7 +28,7 @@ import struct
 #: System calls refused, by name (see the module's docstring for why).
 REFUSED = ("memfd_create", "memfd_secret", "shmget", "userfaultfd", "io_uring_setup", "bpf",
            "perf_event_open", "keyctl", "add_key", "request_key", "ptrace",
-           "process_vm_readv", "process_vm_writev")
+           "process_vm_readv", "process_vm_writev", "sysinfo")
 
 #: The audit architecture and the numbers of the refused calls, per machine
 #: (from the kernel's ``asm/unistd_64.h`` and ``asm-generic/unistd.h``).
@@ -37,12 +37,12 @@ ARCHITECTURES = {
         "memfd_create": 319, "memfd_secret": 447, "shmget": 29, "userfaultfd": 323,
         "io_uring_setup": 425, "bpf": 321, "perf_event_open": 298, "keyctl": 250,
         "add_key": 248, "request_key": 249, "ptrace": 101, "process_vm_readv": 310,
-        "process_vm_writev": 311}),
+        "process_vm_writev": 311, "sysinfo": 99}),
     "aarch64": (0xC00000B7, {
         "memfd_create": 279, "memfd_secret": 447, "shmget": 194, "userfaultfd": 282,
         "io_uring_setup": 425, "bpf": 280, "perf_event_open": 241, "keyctl": 219,
         "add_key": 217, "request_key": 218, "ptrace": 117, "process_vm_readv": 270,
-        "process_vm_writev": 271}),
+        "process_vm_writev": 271, "sysinfo": 179}),
 }
 
 _LOAD_WORD = 0x20   # BPF_LD | BPF_W | BPF_ABS

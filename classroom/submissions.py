@@ -10,8 +10,10 @@ from __future__ import annotations
 import ast
 import collections
 import dataclasses
+import json
 import os
 import re
+import unicodedata
 from pathlib import Path
 
 import nbformat
@@ -28,9 +30,16 @@ _OTTER_LINE = re.compile(r"^\s*(#.*|import otter\s*|grader\s*=\s*otter\.Notebook
 #: Largest notebook read, in bytes.
 NOTEBOOK_LIMIT = 32 << 20
 #: Most lists, dictionaries and items in a notebook (counted before parsing).
-NOTEBOOK_ITEMS = 1_000_000
+NOTEBOOK_ITEMS = 250_000
 #: Seconds reading one file may take.
 READ_SECONDS = 30.0
+#: Most characters of one code cell, and of all the code of a notebook. Longer
+#: code is never transformed or parsed in the grader's process (that work grows
+#: with the code: a million-line cell took gigabytes); the notebook is not graded.
+CELL_LIMIT, CODE_LIMIT = 128 << 10, 512 << 10
+#: Most the grader's memory grows while it reads, transforms and scans one
+#: notebook at these caps (measured by the tests); it holds one per job.
+READ_MEMORY = 160 << 20
 #: Most entries in a submissions folder, and in one student's folder.
 FOLDER_LIMIT, STUDENT_FOLDER_LIMIT = 5_000, 2_000
 
@@ -45,12 +54,57 @@ class Submission:
         path: the notebook to grade, or ``None`` if the entry holds no single notebook.
         problem: why it cannot be graded, if ``path`` is ``None``.
         note: what the CSV should say about the entry itself (a clash of names).
+        flags: what the CSV's flags should say about its name (a look-alike of another).
     """
 
     student: str
     path: Path | None
     problem: str = ""
     note: str = ""
+    flags: tuple = ()
+
+
+#: Letters of Cyrillic and Greek that look like Latin ones (the common part of
+#: Unicode's confusables, TR39), by their Unicode names.
+_LOOKALIKES = {
+    "CYRILLIC SMALL LETTER": {"A": "a", "IE": "e", "O": "o", "ER": "p", "ES": "c", "HA": "x", "U": "y",
+                              "BYELORUSSIAN-UKRAINIAN I": "i", "JE": "j", "DZE": "s", "SHHA": "h"},
+    "CYRILLIC CAPITAL LETTER": {"A": "A", "VE": "B", "IE": "E", "KA": "K", "EM": "M", "EN": "H", "O": "O",
+                                "ER": "P", "ES": "C", "TE": "T", "HA": "X", "BYELORUSSIAN-UKRAINIAN I": "I",
+                                "JE": "J", "DZE": "S"},
+    "GREEK CAPITAL LETTER": {"ALPHA": "A", "BETA": "B", "EPSILON": "E", "ZETA": "Z", "ETA": "H", "IOTA": "I",
+                             "KAPPA": "K", "MU": "M", "NU": "N", "OMICRON": "O", "RHO": "P", "TAU": "T",
+                             "UPSILON": "Y", "CHI": "X"},
+    "GREEK SMALL LETTER": {"OMICRON": "o", "NU": "v", "RHO": "p", "IOTA": "i"},
+}
+_CONFUSED_SCRIPTS = ("LATIN", "CYRILLIC", "GREEK")
+
+
+def skeleton(name: str) -> str:
+    """``name`` as it looks: normalised (NFKC), Cyrillic and Greek look-alikes as Latin letters.
+
+    >>> skeleton("\u0430nna") == skeleton("anna") == "anna"
+    True
+    >>> skeleton("Jose\u0301") == skeleton("Jos\u00e9")
+    True
+    """
+    letters = []
+    for char in unicodedata.normalize("NFKC", name):
+        described = unicodedata.name(char, "")
+        prefix, _, letter = described.rpartition(" LETTER ")
+        letters.append(_LOOKALIKES.get(prefix + " LETTER", {}).get(letter, char) if prefix else char)
+    return "".join(letters)
+
+
+def mixed_scripts(name: str) -> list[str]:
+    """The scripts of Latin, Cyrillic and Greek whose letters ``name`` mixes (none or one: not mixed).
+
+    >>> mixed_scripts("\u0430nna"), mixed_scripts("anna"), mixed_scripts("\u0410\u043d\u043d\u0430")
+    (['CYRILLIC', 'LATIN'], [], [])
+    """
+    found = {unicodedata.name(char, "").split(" ")[0] for char in name if char.isalpha()}
+    mixed = sorted(found & set(_CONFUSED_SCRIPTS))
+    return mixed if len(mixed) > 1 else []
 
 
 def _notebooks_in(folder: Path) -> tuple[list[Path], list[str], bool]:
@@ -143,6 +197,37 @@ def find_submissions(folder: Path) -> list[Submission]:
             found[index] = dataclasses.replace(
                 submission, student=f"{submission.student} ({taken[submission.student]})",
                 note=submission.note or "its name, made printable, is another entry's: numbered")
+    return _look_alikes(found)
+
+
+def _look_alikes(found: list[Submission]) -> list[Submission]:
+    """Names a teacher could not tell apart, flagged and numbered: the same letters in
+    another normal form (NFC, NFD), or look-alike letters of another script."""
+    groups = collections.defaultdict(list)
+    for index, submission in enumerate(found):
+        groups[skeleton(submission.student)].append(index)
+    taken = {submission.student for submission in found}
+    for members in groups.values():
+        for place, index in enumerate(members):
+            submission = found[index]
+            flags = list(submission.flags)
+            mixed = mixed_scripts(submission.student)
+            if mixed:
+                flags.append(f"its name mixes {' and '.join(s.title() for s in mixed)} letters: "
+                             f"{ascii(submission.student)}")
+            student = submission.student
+            if len(members) > 1:
+                others = len(members) - 1
+                flags.append(f"its name looks like {others} other entr{'y' if others == 1 else 'ies'}'s: "
+                             f"it is {ascii(submission.student)}")
+                number = place + 1
+                while number > 1 and f"{submission.student} ({number})" in taken:
+                    number += 1
+                if number > 1:
+                    student = f"{submission.student} ({number})"
+                    taken.add(student)
+            if flags != list(submission.flags):
+                found[index] = dataclasses.replace(submission, student=student, flags=tuple(flags))
     return found
 
 
@@ -164,13 +249,39 @@ def read_submission(path: Path) -> tuple[nbformat.NotebookNode | None, str]:
         return None, (f"not graded: {clean(path.name, 60)} holds more than {NOTEBOOK_ITEMS} items; "
                       "clear its outputs and hand it in again")
     try:
-        notebook = nbformat.reads(raw.decode("utf-8"), as_version=4)
-        del raw
+        data = json.loads(raw)  # UTF-8, -16 or -32; a byte-order mark, which some editors write, is fine
+    except (ValueError, RecursionError):
+        data = None
+    try:
+        if isinstance(data, dict):
+            # Outputs are never graded: dropped before nbformat copies and checks them.
+            _drop_outputs(data)
+            text = json.dumps(data)
+        else:  # nbformat says what is wrong with it
+            text = raw.decode("utf-8-sig", errors="replace")
+        del raw, data
+        notebook = nbformat.reads(text, as_version=4)
+        del text
         nbformat.validate(notebook)
     except Exception as error:  # a broken file is a reason to report, never a crash
         message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         return None, f"not a notebook: {clean(message, 80)}"
     return notebook, ""
+
+
+def _drop_outputs(data: dict) -> None:
+    """Empty the outputs and attachments of every cell of a parsed notebook (nbformat 4 or 3)."""
+    sheets = data.get("worksheets")
+    cells = data.get("cells")
+    groups = [cells] if isinstance(cells, list) else []
+    if isinstance(sheets, list):
+        groups += [sheet.get("cells") for sheet in sheets if isinstance(sheet, dict)]
+    for group in groups:
+        for cell in group if isinstance(group, list) else []:
+            if isinstance(cell, dict):
+                if "outputs" in cell:
+                    cell["outputs"] = []
+                cell.pop("attachments", None)
 
 
 def assignment_name(notebook: nbformat.NotebookNode) -> str | None:
@@ -190,19 +301,30 @@ def _python(source: str) -> str:
         return source
 
 
+class TooMuchCode(ValueError):
+    """A cell, or the notebook's code, is longer than the grader reads; the message says which."""
+
+
 def code_cells(notebook: nbformat.NotebookNode) -> list[tuple[int, str]]:
     """``(number, source)`` of each code cell to run, numbered among all cells from 1.
 
-    Cells that only drive otter (``grader.check("q1")``) are left out.
+    Cells that only drive otter (``grader.check("q1")``) are left out. A cell
+    longer than :data:`CELL_LIMIT` characters, or code longer than
+    :data:`CODE_LIMIT` in all, raises :class:`TooMuchCode` before any of it
+    is transformed.
     """
-    cells = []
+    sources, total = [], 0
     for number, cell in enumerate(notebook.cells, start=1):
         if cell.get("cell_type") != "code" or not isinstance(cell.get("source"), str):
             continue
-        if all(_OTTER_LINE.match(line) for line in cell.source.splitlines()):
-            continue
-        cells.append((number, _python(cell.source)))
-    return cells
+        if len(cell.source) > CELL_LIMIT:
+            raise TooMuchCode(f"cell {number} holds more than {CELL_LIMIT >> 10} KiB of code")
+        total += len(cell.source)
+        if total > CODE_LIMIT:
+            raise TooMuchCode(f"its code cells hold more than {CODE_LIMIT >> 10} KiB of code")
+        sources.append((number, cell.source))
+    return [(number, _python(source)) for number, source in sources
+            if not all(_OTTER_LINE.match(line) for line in source.splitlines())]
 
 
 def _names(node: ast.AST) -> str:
@@ -234,7 +356,12 @@ def forbidden_uses(cells: list[tuple[int, str]], forbidden: tuple[str, ...]) -> 
     for number, source in cells:
         try:
             tree = ast.parse(source)
-        except SyntaxError:
+        except (SyntaxError, ValueError):
+            continue  # not Python: the cell will say so when it runs
+        except (RecursionError, MemoryError):
+            # Nested too deeply for the parser (thousands of terms or signs in a
+            # row): what it imports cannot be told, and the teacher is told so.
+            found.append(f"cell {number} is nested too deeply to be read for imports")
             continue
         for node in ast.walk(tree):
             used = []

@@ -28,6 +28,7 @@ import pytest
 from classroom import sandbox
 from classroom.build import build_to_grade
 from classroom.grade import grade_folder
+from classroom.masters import ClassroomError
 
 # Skipped where bubblewrap cannot run, except under CI, where that is a failure.
 pytestmark = pytest.mark.skipif(bool(sandbox.check()) and not os.environ.get("CI"), reason=sandbox.check() or "")
@@ -48,6 +49,10 @@ MATRIX_TEMPLATE = '''def encoding_matrix(length, depth, base=10000.0):
 RATES_32 = '''def angle_rates(depth, base=10000.0):
     pair_index = np.arange((depth + 1) // 2, dtype=np.float32)
     return (base ** (-2.0 * pair_index / depth)).astype(np.float32)
+'''
+RATES_ODD = '''def angle_rates(depth, base=10000.0):
+    pair_index = np.arange((depth + 1) // 2, dtype=np.float64)
+    return base ** (-2.0 * pair_index / (depth + depth % 2))
 '''
 MATRIX_PE_LIB = '''def encoding_matrix(length, depth, base=10000.0):
     from pe_lib import sinusoidal_encoding
@@ -73,6 +78,10 @@ MISTAKES = {
                 [2 * 4 / 4.5, 4 * 4.5 / 5, 2, 3], "encoding_matrix(5, 7) dtype: has dtype float32, expected float64"),
     "uses_pe_lib": ({"def encoding_matrix": MATRIX_PE_LIB}, [2, 0, 0, 3],
                     "raised ModuleNotFoundError: No module named 'pe_lib'"),
+    # Rates wrong for an odd depth only (the depth rounded up to even): q1's two odd cases
+    # fail; q2's matrix code is right, built on those rates, and costs nothing.
+    "rates_wrong_for_odd_depth": ({"def angle_rates": RATES_ODD}, [2 * 2.5 / 4.5, 4, 2, 3],
+                                  "angle_rates(3, base=10000): entry 1 differs"),
 }
 
 #: Finding 2 of the classroom's review: degenerate answers that made later checks pass.
@@ -82,11 +91,20 @@ GAMES = {
     "all_nan": ({"def angle_rates": "def angle_rates(depth, base=10000.0):\n"
                                     "    return np.full((depth + 1) // 2, np.nan)"},
                 [2 * 0.5 / 4.5, 4 * 1 / 5, 2 * 0.5 / 2.5, 3], "has NaN values"),
-    # Zero rates give the matrix [0, 1, 0, 1]: right only for encoding_matrix(1, 1), whose
-    # one entry is sin(0); its table has the right norms (8) and largest entry (1).
+    # Zero rates give rows [0, 1, 0, 1, ...], right for no case (none is a single
+    # position, whose row that is); its table has the right norms (8) and largest entry (1).
     "zero_rates": ({"def angle_rates": "def angle_rates(depth, base=10000.0):\n"
                                        "    return np.zeros((depth + 1) // 2)"},
-                   [2 * 0.5 / 4.5, 4 * 2 / 5, 2, 3], "encoding_matrix(5, 7, base=10000): column 1 differs"),
+                   [2 * 0.5 / 4.5, 4 * 1 / 5, 2, 3], "encoding_matrix(5, 7, base=10000): column 1 differs"),
+    # Every answer zeros: the dtype and shape checks only (and q4, left right).
+    "all_zeros": ({"def angle_rates": "def angle_rates(depth, base=10000.0):\n"
+                                      "    return np.zeros((depth + 1) // 2)",
+                   "def encoding_matrix": "def encoding_matrix(length, depth, base=10000.0):\n"
+                                          "    return np.zeros((length, depth))",
+                   "table = encoding_matrix(200, 16)": "table = np.zeros((200, 16))\n"
+                                                       "norms_squared = np.zeros(200)\n"
+                                                       "largest_entry = 0.0"},
+                  [2 * 0.5 / 4.5, 4 * 1 / 5, 2 * 0.5 / 2.5, 3], "q3: norms_squared: entry 0 differs by up to 8"),
     # A table of zeros: its norms and largest entry are those of a table that is no encoding.
     "zero_table": ({"table = encoding_matrix(200, 16)": "table = np.zeros((200, 16))\n"
                                                         "norms_squared = (table**2).sum(axis=1)\n"
@@ -218,12 +236,14 @@ def test_a_notebook_of_another_assignment_is_graded_as_its_own_and_says_so(rows,
 
 def test_use_of_pe_lib_is_flagged(rows):
     assert re.fullmatch(r"cell \d+ imports pe_lib", rows["uses_pe_lib"]["flags"])
-    assert all(not row["flags"] for student, row in rows.items() if student != "uses_pe_lib")
+    assert all(not row["flags"] for student, row in rows.items()
+               if student not in ("uses_pe_lib", "pasted_without_metadata", "every_cell_deleted"))
 
 
 def test_a_correct_answer_pasted_into_a_fresh_notebook_earns_full_marks(rows):
     row = rows["pasted_without_metadata"]
     assert row["total"] == row["possible"] == "11" and row["reason"] == ""
+    assert row["flags"] == "its metadata names no assignment: graded as encoding_matrix, the assignment you named"
 
 
 def test_an_empty_notebook_scores_zero_with_a_reason(rows):
@@ -231,17 +251,63 @@ def test_an_empty_notebook_scores_zero_with_a_reason(rows):
     assert row["total"] == "0" and "the notebook has no code cells" in row["reason"]
 
 
-def test_without_the_teachers_assignment_a_notebook_without_metadata_is_not_guessed(materials, tmp_path):
-    """One notebook of another assignment no longer decides how the class is graded."""
+def _saved_by(notebook, editor):
+    """``notebook`` as VS Code or Colab save it: their own metadata, otter's gone."""
+    saved = _pasted(notebook)
+    saved.metadata = copy.deepcopy(SAVED_METADATA[editor])
+    return saved
+
+
+#: The metadata VS Code and Colab write into a notebook they save (otter's is not kept).
+SAVED_METADATA = {
+    "vscode": {"kernelspec": {"display_name": ".venv", "language": "python", "name": "python3"},
+               "language_info": {"name": "python", "version": "3.12.3", "mimetype": "text/x-python",
+                                 "file_extension": ".py", "codemirror_mode": {"name": "ipython", "version": 3},
+                                 "nbconvert_exporter": "python", "pygments_lexer": "ipython3"},
+               "vscode": {"interpreter": {"hash": "3f1e9c2d0b7a"}}},
+    "colab": {"colab": {"provenance": [], "toc_visible": True}, "accelerator": "GPU",
+              "kernelspec": {"display_name": "Python 3", "name": "python3"},
+              "language_info": {"name": "python"}},
+}
+
+
+def test_without_the_teachers_assignment_a_notebook_without_metadata_is_graded_by_its_code(materials, tmp_path):
+    """Honest notebooks saved without otter's metadata earn full marks, flagged; the odd one is its own."""
     built, other = materials[ASSIGNMENT], materials["relative_positions"]
     solutions = nbformat.read(built.solutions, as_version=4)
-    for student in ("ada", "ben"):
-        nbformat.write(_pasted(solutions), tmp_path / f"{student}.ipynb")
+    nbformat.write(_pasted(solutions), tmp_path / "ada.ipynb")
+    nbformat.write(_saved_by(solutions, "vscode"), tmp_path / "vs_code.ipynb")
+    nbformat.write(_saved_by(solutions, "colab"), tmp_path / "colab.ipynb")
     nbformat.write(nbformat.read(other.solutions, as_version=4), tmp_path / "odd_one.ipynb")
     graded = {row["student"]: row for row in grade_folder(tmp_path, out=None, build=built.references.parents[1],
                                                           jobs=2, log=lambda line: None)}
-    assert graded["odd_one"]["total"] == graded["odd_one"]["possible"] == "12"
-    for student in ("ada", "ben"):
-        assert graded[student]["assignment"] == "" and graded[student]["total"] == "0"
-        assert graded[student]["reason"] == ("not graded: its metadata names no assignment; "
-                                             "pass --assignment NAME to grade it")
+    assert graded["odd_one"]["total"] == graded["odd_one"]["possible"] == "12" and not graded["odd_one"]["flags"]
+    for student in ("ada", "vs_code", "colab"):
+        row = graded[student]
+        assert row["assignment"] == ASSIGNMENT and row["total"] == row["possible"] == "11"
+        assert row["flags"] == ("its metadata names no assignment: graded as encoding_matrix, "
+                                "whose functions its code defines")
+
+
+def test_a_notebook_without_metadata_among_named_ones_is_graded_as_theirs(materials, tmp_path):
+    """A notebook whose code defines nothing graded is graded as every other notebook's assignment."""
+    built = materials[ASSIGNMENT]
+    solutions = nbformat.read(built.solutions, as_version=4)
+    nbformat.write(solutions, tmp_path / "ada.ipynb")
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")]), tmp_path / "bo.ipynb")
+    graded = {row["student"]: row for row in grade_folder(tmp_path, out=None, build=built.references.parents[1],
+                                                          log=lambda line: None)}
+    assert graded["bo"]["assignment"] == ASSIGNMENT and graded["bo"]["total"] == "0"
+    assert graded["bo"]["flags"] == ("its metadata names no assignment: graded as encoding_matrix, "
+                                     "the assignment of every other notebook")
+
+
+def test_a_folder_whose_assignment_cannot_be_told_is_refused_before_grading(materials, tmp_path):
+    built, other = materials[ASSIGNMENT], materials["relative_positions"]
+    nbformat.write(nbformat.read(built.solutions, as_version=4), tmp_path / "ada.ipynb")
+    nbformat.write(nbformat.read(other.solutions, as_version=4), tmp_path / "bo.ipynb")
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")]), tmp_path / "cy.ipynb")
+    lines = []
+    with pytest.raises(ClassroomError, match=r"cannot tell which assignment 1 notebook\(s\) are \(cy\)"):
+        grade_folder(tmp_path, out=tmp_path.parent / "never.csv", build=built.references.parents[1], log=lines.append)
+    assert lines == [] and not (tmp_path.parent / "never.csv").exists()

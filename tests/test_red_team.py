@@ -268,10 +268,41 @@ if os.fork() == 0:
     os.write(report, b'{{"end": 3}}\\n')
     os._exit(0)
 """,
+    "deep_sum": "x = " + " + ".join(["1"] * 3000),
+    "unary_minus": "x = " + "-" * 100_000 + "1",
+    "forged_huge_numbers": """
+import os, sys
+def angle_rates(depth, base=10000.0):
+    if (depth, base) == (4, 10000.0):  # answers of 400 digits, sent before the probes ask
+        big = '1' + '0' * 400
+        for key, value in (('largest_entry', big), ('fast_wave_pair', '[%s, 1, 2]' % big),
+                           ('norms_squared', '[%s]' % big), ('rates_3_10000', big)):
+            os.write(int(sys.argv[2]), ('["%s", %s]\\n' % (key, value)).encode())
+    return None
+""",
+    "huge_cell": "x = 1\n" * 1_000_000,  # a million lines: the notebook holds too many items
+    "long_line": "x = '" + "a" * 5_000_000 + "'",  # 5 MB in one line
+    "reads_the_host": """
+import os, socket
+found = [socket.gethostname()]
+for path in ('/proc/loadavg', '/proc/meminfo'):
+    found.append(open(path).read().split('\\n')[0].replace(' ', ''))
+try:
+    found.append(str(os.getloadavg()))
+except OSError:
+    found.append('noload')
+raise RuntimeError(' '.join(found))
+""",
 }
 
 #: Attacks that define the graded functions: their cell goes last, after the blank's own.
-DEFINE_FUNCTIONS = {"huge_answer_in_a_probe", "reads_the_job"}
+DEFINE_FUNCTIONS = {"huge_answer_in_a_probe", "reads_the_job", "forged_huge_numbers"}
+#: Names a teacher must be able to tell apart, and note names some system refuses:
+#: name -> whether the entry is the solutions (else the blank).
+NAMES = {"Jos\u00e9": True, "Jose\u0301": False, "anna": True, "\u0430nna": False, "CON": False,
+         "nul": False, "com1": False, "new\nline": True}
+#: A folder name of 63 letters of four bytes each (252 bytes, legal on Linux).
+LONG_NAME = "\U0001D49C" * 63
 #: Names a spreadsheet would run as formulas.
 FORMULA_NAMES = ("=HYPERLINK(\"http:x\")", "+1", "-2", "@SUM(A1)")
 
@@ -336,6 +367,11 @@ def run(tmp_path_factory):
     (folder / "ann_lee.ipynb").write_bytes(built.student.read_bytes())
     for name in FORMULA_NAMES:
         (folder / f"{name}.ipynb").write_bytes(built.student.read_bytes())
+    for name, solved in NAMES.items():
+        nbformat.write(solutions if solved else blank, folder / f"{name}.ipynb")
+    (folder / LONG_NAME).mkdir()
+    (folder / LONG_NAME / "work.ipynb").write_bytes(built.student.read_bytes())
+    (folder / "bom.ipynb").write_bytes(b"\xef\xbb\xbf" + nbformat.writes(solutions).encode())
     guarded = (folder, build, ROOT / "classroom", ROOT / "assignments", ROOT / "pe_lib")
     before = checksums(*guarded)
     began = time.perf_counter()
@@ -506,3 +542,73 @@ def test_without_the_sandbox_the_same_attack_does_harm(run, tmp_path):
     grade_folder(folder, out=None, build=built.references.parents[1], jobs=1, timeout=25,
                  unsafe_no_sandbox=True, log=lambda line: None)
     assert not (folder / "ada.ipynb").exists()
+
+
+# ---------------------------------------------------------------- one entry never aborts the class
+
+
+def test_code_the_parser_cannot_read_costs_that_row_only(run):
+    """3,000 terms in a row (RecursionError) and 100,000 minus signs (MemoryError) in ast.parse."""
+    for student in ("deep_sum", "unary_minus"):
+        row = run["rows"][student]
+        assert row["total"] == "0" and row["flags"] == "cell 2 is nested too deeply to be read for imports"
+        assert "cell 2 raised" in row["reason"]
+    harmless(run)
+
+
+def test_forged_numbers_of_hundreds_of_digits_cost_their_checks_only(run):
+    row = run["rows"]["forged_huge_numbers"]
+    assert row["total"] == "0"
+    note = run["notes"][row["feedback"]]
+    assert "  - largest_entry: is not numbers, not numbers\n" in note
+    assert "  - fast_wave_pair: item 0 is not the expected value\n" in note
+    harmless(run)
+
+
+def test_a_cell_larger_than_the_cap_is_refused_before_it_is_read(run):
+    row = run["rows"]["long_line"]
+    assert row["total"] == "0" and row["q1"] == "0"
+    assert row["reason"] == "not graded: cell 2 holds more than 128 KiB of code; hand in the notebook without it"
+    assert run["rows"]["huge_cell"]["reason"] == ("not graded: huge_cell.ipynb holds more than 250000 items; "
+                                                  "clear its outputs and hand it in again")
+
+
+def test_the_sandbox_sees_its_own_host_name_load_and_memory(run):
+    found = re.search(r"cell 2 raised RuntimeError: (.*?)( \||$)", run["rows"]["reads_the_host"]["reason"])
+    name, load, memory, average = found.group(1).split(" ", 3)
+    assert name == sandbox.HOSTNAME != socket.gethostname()
+    assert load == "0.000.000.001/11" and average == "noload"  # os.getloadavg asks sysinfo, refused
+    assert memory == f"MemTotal:{1 << 20}kB"  # the 1 GiB budget of the assignment, not the host's
+
+
+# ---------------------------------------------------------------- names a teacher can tell apart
+
+
+def test_names_in_other_normal_forms_or_look_alike_letters_are_numbered_and_flagged(run):
+    rows = run["rows"]
+    assert rows["Jos\u00e9 (2)"]["total"] == "11" and rows["Jose\u0301"]["total"] == "0"
+    assert rows["Jos\u00e9 (2)"]["flags"] == "its name looks like 1 other entry's: it is 'Jos\\xe9'"
+    assert rows["Jose\u0301"]["flags"] == "its name looks like 1 other entry's: it is 'Jose\\u0301'"
+    assert rows["anna"]["total"] == "11" and rows["\u0430nna (2)"]["total"] == "0"
+    assert rows["\u0430nna (2)"]["flags"] == ("its name mixes Cyrillic and Latin letters: '\\u0430nna'; "
+                                               "its name looks like 1 other entry's: it is '\\u0430nna'")
+    assert len({row["feedback"] for row in rows.values()}) == len(rows)
+
+
+def test_a_name_with_a_newline_gets_its_row(run):
+    row = run["rows"]["new line"]
+    assert row["total"] == "11" and "feedback for new line" in run["notes"][row["feedback"]]
+
+
+def test_note_names_are_legal_on_windows_macos_and_linux(run):
+    rows, notes = run["rows"], run["notes"]
+    assert [rows[name]["feedback"] for name in ("CON", "nul", "com1")] == ["CON_.txt", "nul_.txt", "com1_.txt"]
+    long = rows[LONG_NAME]
+    assert long["total"] == "0" and long["feedback"] == "\U0001D49C" * 20 + ".txt"
+    for name in notes:
+        assert len(name.encode()) <= 100 and name.split(".")[0].upper() not in ("CON", "NUL", "COM1")
+    assert len(notes) == len(rows)
+
+
+def test_a_notebook_with_a_byte_order_mark_is_read(run):
+    assert run["rows"]["bom"]["total"] == "11" and run["rows"]["bom"]["reason"] == ""

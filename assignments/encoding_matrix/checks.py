@@ -2,7 +2,8 @@
 
 Each question is judged on inputs of its own, and every value is compared
 with the reference first. ``encoding_matrix`` is also right when it is built
-correctly from the student's own ``angle_rates``, the base case of
+correctly from the student's own ``angle_rates`` (any rates of the course's
+form: the first 1, then decreasing), the base case of
 ``angle_rates`` when it is the student's own formula with that base, and
 question 3's norms and largest entry when they are those of the student's
 own table; each only when that earlier answer is sane (see
@@ -27,7 +28,9 @@ MEMORY_GIB = 1.0
 RATE_CASES = [(4, 10000.0), (3, 10000.0), (12, 100.0), (7, 10000.0)]
 #: The case that checks the base is used; judged on the student's own formula at base 10000.
 BASE_CASE = (12, 100.0)
-MATRIX_CASES = [(5, 7, 10000.0), (12, 16, 10000.0), (1, 1, 10000.0), (9, 6, 100.0)]
+#: (length, depth, base). No case's answer is all zeros (every row 0 is [0, 1, 0, 1, ...], so a
+#: single position would be), so that an answer of zeros earns no value case.
+MATRIX_CASES = [(5, 7, 10000.0), (12, 16, 10000.0), (2, 1, 10000.0), (9, 6, 100.0)]
 CLOSEST_CASES = {
     "points": "[[0.0, 0.0], [3.0, 4.0], [0.3, 0.1], [2.9, 4.05]]",
     "wave": "numpy.sin(numpy.arange(40.0) * 0.5)",
@@ -60,6 +63,25 @@ def own_rates(answers, depth, base):
                      rate_candidates(depth, base), rtol=1e-6, atol=0)
 
 
+def rates_to_build_on(answers, depth, base):
+    """The student's own rates for q2: sane ones (:func:`own_rates`), or any rates of the
+    course's form, whatever their formula: the first 1, then strictly decreasing and positive.
+
+    q2 asks whether ``encoding_matrix`` is built right from ``angle_rates``; rates that are
+    wrong for some depths (an odd one, say) already cost their marks in q1. Degenerate rates
+    (zeros, NaN, all equal) are never built on.
+    """
+    rates = own_rates(answers, depth, base)
+    if rates is not None:
+        return rates
+    rates = numbers(answers.get(f"own_rates_{depth}_{base:g}"))
+    if rates is None or rates.shape != ((depth + 1) // 2,) or not np.isfinite(rates).all():
+        return None
+    if rates[0] != 1.0 or (rates <= 0).any() or (np.diff(rates) >= 0).any():
+        return None
+    return rates
+
+
 def rates_with_own_formula(answers):
     """The base case's rates under the student's own formula: their base-10000 rates, rebased."""
     depth, base = BASE_CASE
@@ -70,7 +92,7 @@ def rates_with_own_formula(answers):
 def built_from_rates(length, depth, base):
     """The matrix the student's own rates give, so that a wrong q1 costs q2 nothing."""
     def expected(answers):
-        rates = own_rates(answers, depth, base)
+        rates = rates_to_build_on(answers, depth, base)
         if rates is None:
             return None
         angles = np.arange(length, dtype=np.float64)[:, None] * rates
