@@ -39,6 +39,10 @@ first, then the peers':
   those longer than :math:`L/1` (``low_freq_factor``) are divided by :math:`s`,
   and a ramp linear in the turns joins them. It is the paper's YaRN ramp with
   :math:`\alpha = 1, \beta = 4` and no attention factor.
+- ``"rope_longrope"``, LongRoPE (Phi-3, Phi-3.5, Phi-4-mini), Hugging Face
+  ``rope_type="longrope"``: a searched factor per pair, ``short_factor`` up
+  to the trained length and ``long_factor`` beyond it, and the attention
+  factor :math:`\sqrt{1 + \ln s / \ln L}` (:mod:`pe_lib.longrope`).
 
 Both YaRNs also multiply queries and keys each by an *attention factor*, by
 default :math:`0.1 \ln s + 1`, so that the logits grow by its square
@@ -55,16 +59,20 @@ import math
 
 import numpy as np
 
+from pe_lib import longrope
 from pe_lib._checks import require_even, require_int, require_positive_float
 from pe_lib.frequencies import angle_rates
 
 _ODD_DEPTH = "RoPE rotates the features in pairs"
 
 #: The context-extension methods, by registry name.
-SCALINGS = ("rope_pi", "rope_ntk", "rope_dynamic", "rope_yarn", "rope_yarn_paper", "rope_llama3")
+SCALINGS = ("rope_pi", "rope_ntk", "rope_dynamic", "rope_yarn", "rope_yarn_paper", "rope_llama3", "rope_longrope")
 
 #: The methods that need the trained context ``original_length``.
-NEED_ORIGINAL_LENGTH = ("rope_dynamic", "rope_yarn", "rope_yarn_paper", "rope_llama3")
+NEED_ORIGINAL_LENGTH = ("rope_dynamic", "rope_yarn", "rope_yarn_paper", "rope_llama3", "rope_longrope")
+
+#: The methods whose rates follow the current ``length``.
+FOLLOW_LENGTH = ("rope_dynamic", "rope_longrope")
 
 #: The options of the rates of each method, with their defaults.
 RATE_OPTIONS = {
@@ -75,10 +83,15 @@ RATE_OPTIONS = {
     "rope_yarn": {"beta_fast": 32.0, "beta_slow": 1.0, "truncate": True},
     "rope_yarn_paper": {"alpha": 1.0, "beta": 32.0},
     "rope_llama3": {"low_freq_factor": 1.0, "high_freq_factor": 4.0},
+    "rope_longrope": {"short_factor": None, "long_factor": None},
 }
 
+#: The options a method cannot do without.
+REQUIRED_OPTIONS = {"rope_longrope": ("short_factor", "long_factor")}
+
 #: The options of the attention factor of each method that has one.
-FACTOR_OPTIONS = {"rope_yarn": ("attention_factor", "mscale", "mscale_all_dim")}
+FACTOR_OPTIONS = {"rope_yarn": ("attention_factor", "mscale", "mscale_all_dim"),
+                  "rope_longrope": ("attention_factor",)}
 
 
 def _require_scale(scale) -> float:
@@ -396,11 +409,18 @@ def yarn_attention_factor(scale: float, *, mscale: float | None = None,
 
 
 def attention_factor(method: str, scale: float = 1.0, *, attention_factor: float | None = None,
-                     mscale: float | None = None, mscale_all_dim: float | None = None) -> float:
+                     mscale: float | None = None, mscale_all_dim: float | None = None,
+                     original_length: int | None = None) -> float:
     """What multiplies each rotated query and key under ``method``.
 
-    Both YaRNs: :func:`yarn_attention_factor` (for ``"rope_yarn"``, an explicit
-    ``attention_factor`` replaces it, as in Hugging Face). Every other method: 1.
+    Both YaRNs: :func:`yarn_attention_factor`; ``"rope_longrope"``:
+    :func:`pe_lib.longrope.longrope_attention_factor`, which needs
+    ``original_length``. For ``"rope_yarn"`` and ``"rope_longrope"`` an
+    explicit ``attention_factor`` replaces it, as in Hugging Face. Every other
+    method: 1.
+
+    >>> round(attention_factor("rope_longrope", 32.0, original_length=4096), 4)
+    1.1902
 
     >>> attention_factor("rope_pi", 4.0), round(attention_factor("rope_yarn", 4.0), 4)
     (1.0, 1.1386)
@@ -411,8 +431,13 @@ def attention_factor(method: str, scale: float = 1.0, *, attention_factor: float
     given = {"attention_factor": attention_factor, "mscale": mscale, "mscale_all_dim": mscale_all_dim}
     _refuse_unused(method, {name: value for name, value in given.items() if value is not None},
                    FACTOR_OPTIONS.get(method, ()))
-    if method == "rope_yarn" and attention_factor is not None:
+    if method in ("rope_yarn", "rope_longrope") and attention_factor is not None:
         return require_positive_float("attention_factor", attention_factor)
+    if method == "rope_longrope":
+        if original_length is None:
+            raise ValueError("original_length is required for method='rope_longrope' (its attention factor)")
+        _require_scale(scale)
+        return longrope.longrope_attention_factor(scale, original_length)
     if method in ("rope_yarn", "rope_yarn_paper"):
         return yarn_attention_factor(scale, mscale=mscale, mscale_all_dim=mscale_all_dim)
     _require_scale(scale)
@@ -468,7 +493,8 @@ def scaled_rates(method: str, depth: int, *, scale: float = 1.0, original_length
         original_length: the trained context :math:`L`, for the methods of
             :data:`NEED_ORIGINAL_LENGTH`.
         base: the base :math:`N`.
-        length: the current length :math:`n`, for ``"rope_dynamic"`` only.
+        length: the current length :math:`n`, for ``"rope_dynamic"`` and
+            ``"rope_longrope"`` only (which factors LongRoPE uses).
         **options: the method's options, :data:`RATE_OPTIONS` (e.g.
             ``beta_fast`` for ``"rope_yarn"``); any other is refused.
 
@@ -480,8 +506,14 @@ def scaled_rates(method: str, depth: int, *, scale: float = 1.0, original_length
     """
     method = _require_method(method)
     _refuse_unused(method, options, RATE_OPTIONS[method])
-    if length is not None and method != "rope_dynamic":
-        raise ValueError(f"length is used by method='rope_dynamic' only, got length={length!r} for {method!r}")
+    if length is not None and method not in FOLLOW_LENGTH:
+        raise ValueError(
+            f"length is used by methods {', '.join(map(repr, FOLLOW_LENGTH))} only, "
+            f"got length={length!r} for {method!r}"
+        )
+    missing = [name for name in REQUIRED_OPTIONS.get(method, ()) if options.get(name) is None]
+    if missing:
+        raise ValueError(f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} required for method={method!r}")
     if method in NEED_ORIGINAL_LENGTH and original_length is None:
         raise ValueError(f"original_length is required for method={method!r} (the trained context)")
     if method == "rope":
@@ -495,5 +527,11 @@ def scaled_rates(method: str, depth: int, *, scale: float = 1.0, original_length
         if length is None:
             raise ValueError("length is required for method='rope_dynamic' (the scale follows it)")
         return dynamic_ntk_rates(depth, scale, original_length, length, base=base)
+    if method == "rope_longrope":
+        if length is None:
+            raise ValueError("length is required for method='rope_longrope' (it picks the short or long factors)")
+        _require_scale(scale)
+        return longrope.longrope_rates(depth, options["short_factor"], options["long_factor"],
+                                       original_length, length=length, base=base)
     function = {"rope_yarn": yarn_rates, "rope_yarn_paper": yarn_paper_rates, "rope_llama3": llama3_rates}[method]
     return function(depth, scale, original_length, base=base, **options)
