@@ -24,10 +24,10 @@ first, then the peers':
   pair index* between the pairs that turn ``beta_fast`` = 32 and
   ``beta_slow`` = 1 times over :math:`L`, rounded outwards to whole pairs
   (``truncate``, on by default), keeps the fast pairs and interpolates the
-  slow ones. keras-hub's ``rope_type="yarn"`` ramps over the pair index too,
-  but by default does not round (``truncate=False`` here) and ends the ramp
-  at pair ``d/2 - 1`` at the latest; its ``truncate=True`` also caps the
-  positions, which no option here does.
+  slow ones. keras-hub's ``rope_type="yarn"`` (0.32) computes the same:
+  its ``truncate`` defaults to True as here, it clips the ramp's ends to
+  ``[0, d - 1]`` as here, and its ``truncate=True`` and ``False`` give this
+  method's ``truncate=True`` and ``False`` (neither caps the positions).
 - ``"rope_yarn_paper"``, YaRN as the paper's equation reads
   (:func:`yarn_paper_rates`): the ramp is linear in the number of turns
   :math:`r_i` itself, between :math:`\alpha = 1` and :math:`\beta = 32`. Both
@@ -66,7 +66,10 @@ from pe_lib.frequencies import angle_rates
 _ODD_DEPTH = "RoPE rotates the features in pairs"
 
 #: The context-extension methods, by registry name.
-SCALINGS = ("rope_pi", "rope_ntk", "rope_dynamic", "rope_yarn", "rope_yarn_paper", "rope_llama3", "rope_longrope")
+SCALINGS = ("rope_pi", "rope_ntk", "rope_dynamic", "rope_yarn", "rope_yarn_paper", "rope_llama3")
+
+#: The methods whose rates are searched, not given by a formula (their reference is :mod:`pe_lib.longrope`).
+SEARCHED = ("rope_longrope",)
 
 #: The methods that need the trained context ``original_length``.
 NEED_ORIGINAL_LENGTH = ("rope_dynamic", "rope_yarn", "rope_yarn_paper", "rope_llama3", "rope_longrope")
@@ -85,9 +88,6 @@ RATE_OPTIONS = {
     "rope_llama3": {"low_freq_factor": 1.0, "high_freq_factor": 4.0},
     "rope_longrope": {"short_factor": None, "long_factor": None},
 }
-
-#: The options a method cannot do without.
-REQUIRED_OPTIONS = {"rope_longrope": ("short_factor", "long_factor")}
 
 #: The options of the attention factor of each method that has one.
 FACTOR_OPTIONS = {"rope_yarn": ("attention_factor", "mscale", "mscale_all_dim"),
@@ -366,12 +366,25 @@ def llama3_rates(depth: int, scale: float, original_length: int, *, base: float 
 
     >>> (llama3_rates(8, 8.0, 64) / angle_rates(8)).round(4)
     array([1.    , 0.1304, 0.125 , 0.125 ])
+
+    With :math:`\ell = h` there is no ramp: Llama 4 Scout (:math:`\ell = h = 1`,
+    ``scale=16``, ``original_length=8192``) keeps the pairs that turn more
+    than :math:`h` times and divides the others, as Hugging Face computes it
+    (which warns, and gives NaN for a pair turning exactly :math:`h` times;
+    here such a pair is divided):
+
+    >>> (llama3_rates(8, 16.0, 64, low_freq_factor=1.0, high_freq_factor=1.0) / angle_rates(8)).tolist()
+    [1.0, 1.0, 0.0625, 0.0625]
     """
+    scale = _require_scale(scale)
+    turns = yarn_turns(depth, original_length, base=base)
+    if low_freq_factor == high_freq_factor:
+        high_freq_factor = require_positive_float("high_freq_factor", high_freq_factor)
+        return _mix(angle_rates(depth, base=base), (turns > high_freq_factor).astype(np.float64), scale)
     low_freq_factor, high_freq_factor = _require_pair(
         "low_freq_factor", low_freq_factor, "high_freq_factor", high_freq_factor
     )
-    scale = _require_scale(scale)
-    kept = yarn_ramp(yarn_turns(depth, original_length, base=base), low_freq_factor, high_freq_factor)
+    kept = yarn_ramp(turns, low_freq_factor, high_freq_factor)
     return _mix(angle_rates(depth, base=base), kept, scale)
 
 
@@ -384,9 +397,12 @@ def yarn_attention_factor(scale: float, *, mscale: float | None = None,
 
     With DeepSeek's ``mscale`` :math:`a` and ``mscale_all_dim`` :math:`b`
     (both or neither) it is :math:`(0.1\,a \ln s + 1) / (0.1\,b \ln s + 1)`,
-    as in Hugging Face; DeepSeek-V3 sets :math:`a = b = 1`, a factor of 1.
-    Each of queries and keys is multiplied by it, so the logits grow by its
-    square.
+    as in Hugging Face. Each of queries and keys is multiplied by it, so the
+    logits grow by its square. DeepSeek-V3 sets :math:`a = b = 1`, so this
+    factor on queries and keys is 1, but its temperature is not gone: Hugging
+    Face's DeepSeek attention multiplies the softmax scale by
+    :math:`(0.1\,b \ln s + 1)^2`, which for :math:`s = 40` is
+    :math:`(1 + 0.1 \ln 40)^2 \approx 1.874` (:func:`yarn_softmax_factor`).
 
     >>> round(yarn_attention_factor(4.0), 4), yarn_attention_factor(40.0, mscale=1.0, mscale_all_dim=1.0)
     (1.1386, 1.0)
@@ -406,6 +422,24 @@ def yarn_attention_factor(scale: float, *, mscale: float | None = None,
     mscale = require_positive_float("mscale", mscale)
     mscale_all_dim = require_positive_float("mscale_all_dim", mscale_all_dim)
     return magnitude(mscale) / magnitude(mscale_all_dim)
+
+
+def yarn_softmax_factor(scale: float, mscale_all_dim: float) -> float:
+    r"""DeepSeek's YaRN temperature on the softmax scale: :math:`(0.1\,b \ln s + 1)^2`.
+
+    Hugging Face's ``DeepseekV3Attention`` multiplies its
+    :math:`1/\sqrt{d}` by this when ``rope_scaling`` has ``mscale_all_dim``
+    :math:`b` (1 when :math:`s \le 1` or :math:`b = 0`).
+
+    >>> round(yarn_softmax_factor(40.0, 1.0), 4)
+    1.8739
+    """
+    scale = _require_scale(scale)
+    if isinstance(mscale_all_dim, bool) or not isinstance(mscale_all_dim, (int, float)) or mscale_all_dim < 0:
+        raise ValueError(f"mscale_all_dim must be a number >= 0, got {mscale_all_dim!r}")
+    if scale <= 1.0 or mscale_all_dim == 0:
+        return 1.0
+    return (0.1 * mscale_all_dim * math.log(scale) + 1.0) ** 2
 
 
 def attention_factor(method: str, scale: float = 1.0, *, attention_factor: float | None = None,
@@ -448,8 +482,9 @@ def attention_factor(method: str, scale: float = 1.0, *, attention_factor: float
 
 
 def _require_method(method) -> str:
-    if method not in ("rope", *SCALINGS):
-        raise ValueError(f"method must be one of 'rope', {', '.join(map(repr, SCALINGS))}; got {method!r}")
+    if method not in ("rope", *SCALINGS, *SEARCHED):
+        raise ValueError(
+            f"method must be one of 'rope', {', '.join(map(repr, SCALINGS + SEARCHED))}; got {method!r}")
     return method
 
 
@@ -494,7 +529,8 @@ def scaled_rates(method: str, depth: int, *, scale: float = 1.0, original_length
             :data:`NEED_ORIGINAL_LENGTH`.
         base: the base :math:`N`.
         length: the current length :math:`n`, for ``"rope_dynamic"`` and
-            ``"rope_longrope"`` only (which factors LongRoPE uses).
+            ``"rope_longrope"`` only (which factors LongRoPE uses: the short
+            ones when it is left out, as in Hugging Face).
         **options: the method's options, :data:`RATE_OPTIONS` (e.g.
             ``beta_fast`` for ``"rope_yarn"``); any other is refused.
 
@@ -511,9 +547,6 @@ def scaled_rates(method: str, depth: int, *, scale: float = 1.0, original_length
             f"length is used by methods {', '.join(map(repr, FOLLOW_LENGTH))} only, "
             f"got length={length!r} for {method!r}"
         )
-    missing = [name for name in REQUIRED_OPTIONS.get(method, ()) if options.get(name) is None]
-    if missing:
-        raise ValueError(f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} required for method={method!r}")
     if method in NEED_ORIGINAL_LENGTH and original_length is None:
         raise ValueError(f"original_length is required for method={method!r} (the trained context)")
     if method == "rope":
@@ -528,10 +561,12 @@ def scaled_rates(method: str, depth: int, *, scale: float = 1.0, original_length
             raise ValueError("length is required for method='rope_dynamic' (the scale follows it)")
         return dynamic_ntk_rates(depth, scale, original_length, length, base=base)
     if method == "rope_longrope":
-        if length is None:
-            raise ValueError("length is required for method='rope_longrope' (it picks the short or long factors)")
+        # As Hugging Face: no length is the short set; an absent set of factors is all ones.
         _require_scale(scale)
-        return longrope.longrope_rates(depth, options["short_factor"], options["long_factor"],
-                                       original_length, length=length, base=base)
+        pairs = require_even("depth", depth, reason=_ODD_DEPTH) // 2
+        factors = {name: np.ones(pairs) if options.get(name) is None else options[name]
+                   for name in ("short_factor", "long_factor")}
+        return longrope.longrope_rates(depth, factors["short_factor"], factors["long_factor"], original_length,
+                                       length=original_length if length is None else length, base=base)
     function = {"rope_yarn": yarn_rates, "rope_yarn_paper": yarn_paper_rates, "rope_llama3": llama3_rates}[method]
     return function(depth, scale, original_length, base=base, **options)

@@ -132,7 +132,8 @@ class RotaryEmbedding(keras.layers.Layer):
         alpha, beta: ``"rope_yarn_paper"``'s ramp ends, in turns.
         low_freq_factor, high_freq_factor: ``"rope_llama3"``'s bands.
         short_factor, long_factor: ``"rope_longrope"``'s factors, one per
-            rotated pair (lists of numbers); ``attention_factor`` replaces its
+            rotated pair (lists of numbers; all ones when left out, as plain
+            RoPE); ``attention_factor`` replaces its
             :math:`\sqrt{1 + \ln s / \ln L}`.
         **kwargs: other arguments for ``keras.layers.Layer``.
 
@@ -199,9 +200,6 @@ class RotaryEmbedding(keras.layers.Layer):
         #: what multiplies each rotated query and key (YaRN's factor, else 1)
         if self.method == "rope_longrope":
             factor_options["original_length"] = self.original_length
-            missing = [name for name in rope_scaling.REQUIRED_OPTIONS[self.method] if name not in self.options]
-            if missing:
-                raise ValueError(f"{' and '.join(missing)} required for method='rope_longrope'")
         self.attention_factor = rope_scaling.attention_factor(self.method, self.effective_scale, **factor_options)
         self.depth = None
         self.rotated_depth = None
