@@ -283,7 +283,8 @@ def main() -> None:
                                                                      "numpy")}
     versions["python"] = platform.python_version()
     data = {
-        "made_by": "tests/data/make_hf_reference.py", "versions": versions, "keras_backend": os.environ["KERAS_BACKEND"],
+        "made_by": "tests/data/make_hf_reference.py", "versions": versions,
+        "keras_backend": os.environ["KERAS_BACKEND"],
         "longrope": longrope(), "gpt_neox_partial": gpt_neox_partial(),
         "dynamic_ntk": dynamic_ntk_keeps_the_longest(), "distilbert_sinusoidal": distilbert_sinusoidal(),
         "bert": bert_position_types(), "deepseek_v3": deepseek_v3(), "gemma3": gemma3(), "llama4": llama4(),
