@@ -13,7 +13,8 @@ the method acts:
 Names in the peers (Hugging Face transformers, keras-hub):
 
 - ``sinusoidal``: keras-hub ``SinePositionEncoding``; Hugging Face's
-  ``create_sinusoidal_embeddings`` (half-split layout).
+  ``create_sinusoidal_embeddings`` (DistilBERT; the interleaved layout,
+  sines in the even columns).
 - ``learned``: keras-hub ``PositionEmbedding``; Hugging Face's
   ``position_embeddings`` (BERT, GPT-2).
 - ``rope``: keras-hub ``RotaryEmbedding`` (``max_wavelength``); Hugging Face's
@@ -30,18 +31,41 @@ Names in the peers (Hugging Face transformers, keras-hub):
 - ``rope_yarn``: YaRN as its authors' code ships it; Hugging Face
   ``rope_type="yarn"`` (``beta_fast``, ``beta_slow``, ``truncate``,
   ``attention_factor``, ``mscale``, ``mscale_all_dim``); keras-hub
-  ``rope_type="yarn"`` is its ``truncate=False``, up to where keras-hub
-  clips the end of the ramp.
+  ``rope_type="yarn"`` (0.32), whose ``truncate`` also defaults to True and
+  whose True and False agree with these.
 - ``rope_yarn_paper``: YaRN as the paper's equation reads, a ramp linear in
   the turns; no peer ships it.
 - ``rope_llama3``: Hugging Face ``rope_type="llama3"`` (``factor``,
   ``low_freq_factor``, ``high_freq_factor``,
   ``original_max_position_embeddings``).
+- ``rope_longrope``: Hugging Face ``rope_type="longrope"`` (formerly
+  ``"su"``; Phi-3, Phi-3.5, Phi-4-mini) with ``short_factor``,
+  ``long_factor``, ``attention_factor``; no keras-hub peer.
 - ``alibi``: Hugging Face's ``build_alibi_tensor`` (BLOOM, MPT).
 - ``t5``: Hugging Face ``T5Attention._relative_position_bucket`` and
   ``relative_attention_bias``; keras-hub ``T5`` layers.
-- ``shaw``: ``relative_key`` position embeddings of Hugging Face's BERT
-  (keys only); Shaw et al. learn tables for keys and values.
+- ``shaw``: the ``position_embedding_type="relative_key"`` of Hugging
+  Face's BERT in transformers 4 (keys only), removed in transformers 5;
+  Shaw et al. learn tables for keys and values.
+- ``none``: no positions (NoPE); in a causal model the mask itself carries
+  order. Llama 4's ``no_rope_layers`` entries of 0.
+
+Options of the attention that go with the positions, by name in
+:data:`ATTENTION_OPTIONS` (each an option of
+:class:`pe_lib.layers.PositionalSelfAttention` or of the rotary layer, and a
+field of :class:`pe_lib.layer_schemes.LayerPositions`):
+
+- ``layer_scheme``: a method per layer (Gemma 3's ``layer_types`` with
+  ``rope_local_base_freq``, Llama 4's ``no_rope_layers``).
+- ``temperature``: a factor on the queries by position (Llama 4's
+  ``attn_temperature_tuning``, ``floor_scale``, ``attn_scale``; Qwen's
+  ``use_logn_attn``).
+- ``window`` and ``sink_tokens``: a sliding window (``sliding_window``) and
+  StreamingLLM's first tokens kept beside it.
+- ``sink_logit``: a learned sink logit per head (gpt-oss's ``sinks``).
+- ``rotary_fraction``: partial rotary (``partial_rotary_factor``,
+  GPT-NeoX's ``rotary_pct``, GPT-J's ``rotary_dim``), odd head widths
+  included.
 
 >>> sorted(METHODS)[:4]
 ['alibi', 'learned', 'none', 'rope']
@@ -125,6 +149,8 @@ METHODS: dict[str, PositionMethod] = dict([
            "queries and keys", "pe_lib.rope_scaling.yarn_paper_rates", "pe_lib.layers.RotaryEmbedding"),
     _entry("rope_llama3", "RoPE in three bands of wavelength: kept, ramped, interpolated (Llama 3.1)",
            "queries and keys", "pe_lib.rope_scaling.llama3_rates", "pe_lib.layers.RotaryEmbedding"),
+    _entry("rope_longrope", "RoPE with a searched factor per pair, short or long by the length (LongRoPE)",
+           "queries and keys", "pe_lib.longrope.longrope_rates", "pe_lib.layers.RotaryEmbedding"),
     _entry("alibi", "a per-head penalty proportional to the distance, on the scores", "scores",
            "pe_lib.alibi.alibi_block", "pe_lib.layers.AlibiBias"),
     _entry("t5", "a learned per-head scalar per bucket of offsets, on the scores", "scores",
@@ -133,6 +159,49 @@ METHODS: dict[str, PositionMethod] = dict([
            "pe_lib.shaw.relative_scores", "pe_lib.layers.ShawRelativePositions"),
     _entry("none", "no positions: attention sees a set", "none", None, None),
 ])
+
+
+@dataclasses.dataclass(frozen=True)
+class AttentionOption:
+    """An option of the attention that released models set beside their position method.
+
+    Attributes:
+        name: its key in :data:`ATTENTION_OPTIONS`.
+        summary: one line saying what it does.
+        reference_path: dotted path of the NumPy reference.
+        layer_option: where the Keras layers take it, ``"Class.argument"``.
+        peers: the names Hugging Face transformers gives it.
+    """
+
+    name: str
+    summary: str
+    reference_path: str
+    layer_option: str
+    peers: str
+
+    @property
+    def reference(self) -> Callable:
+        """The NumPy reference function or class."""
+        return _load(self.reference_path)
+
+
+#: The attention options that go with the positions, by name.
+ATTENTION_OPTIONS: dict[str, AttentionOption] = {option.name: option for option in (
+    AttentionOption("layer_scheme", "a position method per layer (local and global layers, NoPE layers)",
+                    "pe_lib.layer_schemes.LayerPositions", "PositionalSelfAttention.method",
+                    "layer_types, rope_local_base_freq, no_rope_layers"),
+    AttentionOption("temperature", "a factor on each query that grows with its position",
+                    "pe_lib.temperature.query_temperature", "PositionalSelfAttention.temperature",
+                    "attn_temperature_tuning, floor_scale, attn_scale; use_logn_attn"),
+    AttentionOption("window", "a sliding window of keys, with the first tokens kept as sinks",
+                    "pe_lib.sinks.window_mask", "PositionalSelfAttention.window",
+                    "sliding_window; StreamingLLM's attention sinks"),
+    AttentionOption("sink_logit", "a learned logit per head that takes softmax weight from the keys",
+                    "pe_lib.sinks.softmax_with_sink", "PositionalSelfAttention.sink_logit", "sinks (gpt-oss)"),
+    AttentionOption("rotary_fraction", "RoPE on the first features of each head only, odd widths included",
+                    "pe_lib.rope.rotary_depth", "RotaryEmbedding.rotary_fraction",
+                    "partial_rotary_factor, rotary_pct, rotary_dim"),
+)}
 
 
 def get_method(method: str | PositionMethod) -> PositionMethod:
@@ -148,7 +217,7 @@ def get_method(method: str | PositionMethod) -> PositionMethod:
     >>> get_method("cosine")
     Traceback (most recent call last):
     ...
-    ValueError: method must be one of 'sinusoidal', 'learned', 'rope', 'rope_pi', 'rope_ntk', 'rope_dynamic', 'rope_yarn', 'rope_yarn_paper', 'rope_llama3', 'alibi', 't5', 'shaw', 'none'; got 'cosine'
+    ValueError: method must be one of 'sinusoidal', 'learned', 'rope', 'rope_pi', 'rope_ntk', 'rope_dynamic', 'rope_yarn', 'rope_yarn_paper', 'rope_llama3', 'rope_longrope', 'alibi', 't5', 'shaw', 'none'; got 'cosine'
     """
     if isinstance(method, PositionMethod) and METHODS.get(method.name) is method:
         return method

@@ -73,12 +73,18 @@ def rotary_depth(depth: int, rotary_fraction: float = 1.0) -> int:
     """How many of ``depth`` features RoPE rotates: ``int(depth * rotary_fraction)``, even.
 
     The product is rounded down, as Hugging Face's ``partial_rotary_factor``
-    is; Phi-2's heads of 80 features with ``0.4`` rotate 32.
+    is; Phi-2's heads of 80 features with ``0.4`` rotate 32. The head itself
+    may have an odd width when only part of it turns, as in Hugging Face's
+    GPT-NeoX: 81 features at ``0.5`` rotate 40, 65 at ``0.25`` rotate 16; the
+    rotated count must be even.
 
-    >>> rotary_depth(80, 0.4), rotary_depth(64)
-    (32, 64)
+    >>> rotary_depth(80, 0.4), rotary_depth(64), rotary_depth(81, 0.5), rotary_depth(65, 0.25)
+    (32, 64, 40, 16)
     """
-    depth = require_even("depth", depth, reason=_ODD_DEPTH)
+    if require_fraction("rotary_fraction", rotary_fraction) == 1.0:
+        depth = require_even("depth", depth, reason=_ODD_DEPTH)
+    else:
+        depth = require_int("depth", depth, minimum=1)
     rotated = int(depth * require_fraction("rotary_fraction", rotary_fraction))
     if rotated < 2 or rotated % 2:
         raise ValueError(
@@ -182,7 +188,8 @@ def apply_rope(
 
     Args:
         x: the queries or keys: a floating-point or integer array with a
-            sequence axis and a feature axis of even size.
+            sequence axis and a feature axis, of even size unless only part of
+            it is rotated (``rotary_fraction``).
         positions: integer positions, one per step: shape ``(length,)``, or
             ``(batch, length)`` for one row of positions per entry of the
             first axis (per-batch position ids). By default
@@ -247,10 +254,9 @@ def apply_rope(
     if sequence == feature:
         raise ValueError(f"sequence_axis and feature_axis must differ, both are axis {sequence}")
     try:
-        depth = require_even("depth", x.shape[feature], reason=_ODD_DEPTH)
+        rotated_depth = rotary_depth(x.shape[feature], rotary_fraction)
     except ValueError as error:
         raise ValueError(f"x: the feature axis has the depth; {error}") from None
-    rotated_depth = rotary_depth(depth, rotary_fraction)
     moved = np.moveaxis(x, (sequence, feature), (-2, -1))
     batch = x.shape[0] if x.ndim >= 3 and 0 not in (sequence, feature) else None
     positions = _as_positions(positions, moved.shape[-2], batch)

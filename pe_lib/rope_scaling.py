@@ -24,10 +24,10 @@ first, then the peers':
   pair index* between the pairs that turn ``beta_fast`` = 32 and
   ``beta_slow`` = 1 times over :math:`L`, rounded outwards to whole pairs
   (``truncate``, on by default), keeps the fast pairs and interpolates the
-  slow ones. keras-hub's ``rope_type="yarn"`` ramps over the pair index too,
-  but by default does not round (``truncate=False`` here) and ends the ramp
-  at pair ``d/2 - 1`` at the latest; its ``truncate=True`` also caps the
-  positions, which no option here does.
+  slow ones. keras-hub's ``rope_type="yarn"`` (0.32) computes the same:
+  its ``truncate`` defaults to True as here, it clips the ramp's ends to
+  ``[0, d - 1]`` as here, and its ``truncate=True`` and ``False`` give this
+  method's ``truncate=True`` and ``False`` (neither caps the positions).
 - ``"rope_yarn_paper"``, YaRN as the paper's equation reads
   (:func:`yarn_paper_rates`): the ramp is linear in the number of turns
   :math:`r_i` itself, between :math:`\alpha = 1` and :math:`\beta = 32`. Both
@@ -39,6 +39,10 @@ first, then the peers':
   those longer than :math:`L/1` (``low_freq_factor``) are divided by :math:`s`,
   and a ramp linear in the turns joins them. It is the paper's YaRN ramp with
   :math:`\alpha = 1, \beta = 4` and no attention factor.
+- ``"rope_longrope"``, LongRoPE (Phi-3, Phi-3.5, Phi-4-mini), Hugging Face
+  ``rope_type="longrope"``: a searched factor per pair, ``short_factor`` up
+  to the trained length and ``long_factor`` beyond it, and the attention
+  factor :math:`\sqrt{1 + \ln s / \ln L}` (:mod:`pe_lib.longrope`).
 
 Both YaRNs also multiply queries and keys each by an *attention factor*, by
 default :math:`0.1 \ln s + 1`, so that the logits grow by its square
@@ -55,6 +59,7 @@ import math
 
 import numpy as np
 
+from pe_lib import longrope
 from pe_lib._checks import require_even, require_int, require_positive_float
 from pe_lib.frequencies import angle_rates
 
@@ -63,8 +68,14 @@ _ODD_DEPTH = "RoPE rotates the features in pairs"
 #: The context-extension methods, by registry name.
 SCALINGS = ("rope_pi", "rope_ntk", "rope_dynamic", "rope_yarn", "rope_yarn_paper", "rope_llama3")
 
+#: The methods whose rates are searched, not given by a formula (their reference is :mod:`pe_lib.longrope`).
+SEARCHED = ("rope_longrope",)
+
 #: The methods that need the trained context ``original_length``.
-NEED_ORIGINAL_LENGTH = ("rope_dynamic", "rope_yarn", "rope_yarn_paper", "rope_llama3")
+NEED_ORIGINAL_LENGTH = ("rope_dynamic", "rope_yarn", "rope_yarn_paper", "rope_llama3", "rope_longrope")
+
+#: The methods whose rates follow the current ``length``.
+FOLLOW_LENGTH = ("rope_dynamic", "rope_longrope")
 
 #: The options of the rates of each method, with their defaults.
 RATE_OPTIONS = {
@@ -75,10 +86,12 @@ RATE_OPTIONS = {
     "rope_yarn": {"beta_fast": 32.0, "beta_slow": 1.0, "truncate": True},
     "rope_yarn_paper": {"alpha": 1.0, "beta": 32.0},
     "rope_llama3": {"low_freq_factor": 1.0, "high_freq_factor": 4.0},
+    "rope_longrope": {"short_factor": None, "long_factor": None},
 }
 
 #: The options of the attention factor of each method that has one.
-FACTOR_OPTIONS = {"rope_yarn": ("attention_factor", "mscale", "mscale_all_dim")}
+FACTOR_OPTIONS = {"rope_yarn": ("attention_factor", "mscale", "mscale_all_dim"),
+                  "rope_longrope": ("attention_factor",)}
 
 
 def _require_scale(scale) -> float:
@@ -353,12 +366,25 @@ def llama3_rates(depth: int, scale: float, original_length: int, *, base: float 
 
     >>> (llama3_rates(8, 8.0, 64) / angle_rates(8)).round(4)
     array([1.    , 0.1304, 0.125 , 0.125 ])
+
+    With :math:`\ell = h` there is no ramp: Llama 4 Scout (:math:`\ell = h = 1`,
+    ``scale=16``, ``original_length=8192``) keeps the pairs that turn more
+    than :math:`h` times and divides the others, as Hugging Face computes it
+    (which warns, and gives NaN for a pair turning exactly :math:`h` times;
+    here such a pair is divided):
+
+    >>> (llama3_rates(8, 16.0, 64, low_freq_factor=1.0, high_freq_factor=1.0) / angle_rates(8)).tolist()
+    [1.0, 1.0, 0.0625, 0.0625]
     """
+    scale = _require_scale(scale)
+    turns = yarn_turns(depth, original_length, base=base)
+    if low_freq_factor == high_freq_factor:
+        high_freq_factor = require_positive_float("high_freq_factor", high_freq_factor)
+        return _mix(angle_rates(depth, base=base), (turns > high_freq_factor).astype(np.float64), scale)
     low_freq_factor, high_freq_factor = _require_pair(
         "low_freq_factor", low_freq_factor, "high_freq_factor", high_freq_factor
     )
-    scale = _require_scale(scale)
-    kept = yarn_ramp(yarn_turns(depth, original_length, base=base), low_freq_factor, high_freq_factor)
+    kept = yarn_ramp(turns, low_freq_factor, high_freq_factor)
     return _mix(angle_rates(depth, base=base), kept, scale)
 
 
@@ -371,9 +397,12 @@ def yarn_attention_factor(scale: float, *, mscale: float | None = None,
 
     With DeepSeek's ``mscale`` :math:`a` and ``mscale_all_dim`` :math:`b`
     (both or neither) it is :math:`(0.1\,a \ln s + 1) / (0.1\,b \ln s + 1)`,
-    as in Hugging Face; DeepSeek-V3 sets :math:`a = b = 1`, a factor of 1.
-    Each of queries and keys is multiplied by it, so the logits grow by its
-    square.
+    as in Hugging Face. Each of queries and keys is multiplied by it, so the
+    logits grow by its square. DeepSeek-V3 sets :math:`a = b = 1`, so this
+    factor on queries and keys is 1, but its temperature is not gone: Hugging
+    Face's DeepSeek attention multiplies the softmax scale by
+    :math:`(0.1\,b \ln s + 1)^2`, which for :math:`s = 40` is
+    :math:`(1 + 0.1 \ln 40)^2 \approx 1.874` (:func:`yarn_softmax_factor`).
 
     >>> round(yarn_attention_factor(4.0), 4), yarn_attention_factor(40.0, mscale=1.0, mscale_all_dim=1.0)
     (1.1386, 1.0)
@@ -395,12 +424,37 @@ def yarn_attention_factor(scale: float, *, mscale: float | None = None,
     return magnitude(mscale) / magnitude(mscale_all_dim)
 
 
+def yarn_softmax_factor(scale: float, mscale_all_dim: float) -> float:
+    r"""DeepSeek's YaRN temperature on the softmax scale: :math:`(0.1\,b \ln s + 1)^2`.
+
+    Hugging Face's ``DeepseekV3Attention`` multiplies its
+    :math:`1/\sqrt{d}` by this when ``rope_scaling`` has ``mscale_all_dim``
+    :math:`b` (1 when :math:`s \le 1` or :math:`b = 0`).
+
+    >>> round(yarn_softmax_factor(40.0, 1.0), 4)
+    1.8739
+    """
+    scale = _require_scale(scale)
+    if isinstance(mscale_all_dim, bool) or not isinstance(mscale_all_dim, (int, float)) or mscale_all_dim < 0:
+        raise ValueError(f"mscale_all_dim must be a number >= 0, got {mscale_all_dim!r}")
+    if scale <= 1.0 or mscale_all_dim == 0:
+        return 1.0
+    return (0.1 * mscale_all_dim * math.log(scale) + 1.0) ** 2
+
+
 def attention_factor(method: str, scale: float = 1.0, *, attention_factor: float | None = None,
-                     mscale: float | None = None, mscale_all_dim: float | None = None) -> float:
+                     mscale: float | None = None, mscale_all_dim: float | None = None,
+                     original_length: int | None = None) -> float:
     """What multiplies each rotated query and key under ``method``.
 
-    Both YaRNs: :func:`yarn_attention_factor` (for ``"rope_yarn"``, an explicit
-    ``attention_factor`` replaces it, as in Hugging Face). Every other method: 1.
+    Both YaRNs: :func:`yarn_attention_factor`; ``"rope_longrope"``:
+    :func:`pe_lib.longrope.longrope_attention_factor`, which needs
+    ``original_length``. For ``"rope_yarn"`` and ``"rope_longrope"`` an
+    explicit ``attention_factor`` replaces it, as in Hugging Face. Every other
+    method: 1.
+
+    >>> round(attention_factor("rope_longrope", 32.0, original_length=4096), 4)
+    1.1902
 
     >>> attention_factor("rope_pi", 4.0), round(attention_factor("rope_yarn", 4.0), 4)
     (1.0, 1.1386)
@@ -411,8 +465,13 @@ def attention_factor(method: str, scale: float = 1.0, *, attention_factor: float
     given = {"attention_factor": attention_factor, "mscale": mscale, "mscale_all_dim": mscale_all_dim}
     _refuse_unused(method, {name: value for name, value in given.items() if value is not None},
                    FACTOR_OPTIONS.get(method, ()))
-    if method == "rope_yarn" and attention_factor is not None:
+    if method in ("rope_yarn", "rope_longrope") and attention_factor is not None:
         return require_positive_float("attention_factor", attention_factor)
+    if method == "rope_longrope":
+        if original_length is None:
+            raise ValueError("original_length is required for method='rope_longrope' (its attention factor)")
+        _require_scale(scale)
+        return longrope.longrope_attention_factor(scale, original_length)
     if method in ("rope_yarn", "rope_yarn_paper"):
         return yarn_attention_factor(scale, mscale=mscale, mscale_all_dim=mscale_all_dim)
     _require_scale(scale)
@@ -423,8 +482,9 @@ def attention_factor(method: str, scale: float = 1.0, *, attention_factor: float
 
 
 def _require_method(method) -> str:
-    if method not in ("rope", *SCALINGS):
-        raise ValueError(f"method must be one of 'rope', {', '.join(map(repr, SCALINGS))}; got {method!r}")
+    if method not in ("rope", *SCALINGS, *SEARCHED):
+        raise ValueError(
+            f"method must be one of 'rope', {', '.join(map(repr, SCALINGS + SEARCHED))}; got {method!r}")
     return method
 
 
@@ -468,7 +528,9 @@ def scaled_rates(method: str, depth: int, *, scale: float = 1.0, original_length
         original_length: the trained context :math:`L`, for the methods of
             :data:`NEED_ORIGINAL_LENGTH`.
         base: the base :math:`N`.
-        length: the current length :math:`n`, for ``"rope_dynamic"`` only.
+        length: the current length :math:`n`, for ``"rope_dynamic"`` and
+            ``"rope_longrope"`` only (which factors LongRoPE uses: the short
+            ones when it is left out, as in Hugging Face).
         **options: the method's options, :data:`RATE_OPTIONS` (e.g.
             ``beta_fast`` for ``"rope_yarn"``); any other is refused.
 
@@ -480,8 +542,11 @@ def scaled_rates(method: str, depth: int, *, scale: float = 1.0, original_length
     """
     method = _require_method(method)
     _refuse_unused(method, options, RATE_OPTIONS[method])
-    if length is not None and method != "rope_dynamic":
-        raise ValueError(f"length is used by method='rope_dynamic' only, got length={length!r} for {method!r}")
+    if length is not None and method not in FOLLOW_LENGTH:
+        raise ValueError(
+            f"length is used by methods {', '.join(map(repr, FOLLOW_LENGTH))} only, "
+            f"got length={length!r} for {method!r}"
+        )
     if method in NEED_ORIGINAL_LENGTH and original_length is None:
         raise ValueError(f"original_length is required for method={method!r} (the trained context)")
     if method == "rope":
@@ -495,5 +560,13 @@ def scaled_rates(method: str, depth: int, *, scale: float = 1.0, original_length
         if length is None:
             raise ValueError("length is required for method='rope_dynamic' (the scale follows it)")
         return dynamic_ntk_rates(depth, scale, original_length, length, base=base)
+    if method == "rope_longrope":
+        # As Hugging Face: no length is the short set; an absent set of factors is all ones.
+        _require_scale(scale)
+        pairs = require_even("depth", depth, reason=_ODD_DEPTH) // 2
+        factors = {name: np.ones(pairs) if options.get(name) is None else options[name]
+                   for name in ("short_factor", "long_factor")}
+        return longrope.longrope_rates(depth, factors["short_factor"], factors["long_factor"], original_length,
+                                       length=original_length if length is None else length, base=base)
     function = {"rope_yarn": yarn_rates, "rope_yarn_paper": yarn_paper_rates, "rope_llama3": llama3_rates}[method]
     return function(depth, scale, original_length, base=base, **options)

@@ -175,6 +175,10 @@ def bucket_matrix(
 def bucket_starts(*, bidirectional: bool = True, num_buckets: int = 32, max_distance: int = 128) -> np.ndarray:
     """Entry ``b`` is the smallest distance back from the query (``i - j``) whose bucket is ``b`` or more.
 
+    An empty bucket, one that no distance falls in, gets the entry of the
+    next bucket that holds a distance (or of the last bucket): the smallest
+    distance past it.
+
     These are :func:`bucket_thresholds`, read as distances back from the
     query. Where every bucket holds a distance, entry ``b`` is the first
     distance in bucket ``b`` and the differences between neighbours are the

@@ -119,6 +119,7 @@ def test_yarn_ramp_refuses_reversed_ends():
 
 
 def test_the_chapter_vocabulary_is_the_registry():
-    assert METHODS == ("rope", "rope_pi", "rope_ntk", "rope_dynamic", "rope_yarn", "rope_yarn_paper", "rope_llama3")
+    assert METHODS == ("rope", "rope_pi", "rope_ntk", "rope_dynamic", "rope_yarn", "rope_yarn_paper", "rope_llama3",
+                       "rope_longrope")
     rates = scaled_angle_rates("rope_dynamic", 8, scale=1.0, original_length=16, length=64)
     assert np.allclose(rates, scaled_angle_rates("rope_ntk", 8, scale=4.0), rtol=1e-14)

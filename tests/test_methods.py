@@ -7,7 +7,7 @@ import pytest
 from pe_lib import layers
 from pe_lib.methods import METHODS, WHERE, get_method, method_names
 
-ROPES = ("rope", "rope_pi", "rope_ntk", "rope_dynamic", "rope_yarn", "rope_yarn_paper", "rope_llama3")
+ROPES = ("rope", "rope_pi", "rope_ntk", "rope_dynamic", "rope_yarn", "rope_yarn_paper", "rope_llama3", "rope_longrope")
 NAMES = ("sinusoidal", "learned", *ROPES, "alibi", "t5", "shaw", "none")
 
 

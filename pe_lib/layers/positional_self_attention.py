@@ -8,6 +8,7 @@ import keras
 import numpy as np
 from keras import ops
 
+from pe_lib import temperature as temperatures
 from pe_lib._checks import require_int, require_positive_float
 from pe_lib.layers._masking import masked_score
 from pe_lib.layers.shaw_relative_positions import ShawRelativePositions
@@ -38,6 +39,21 @@ class PositionalSelfAttention(keras.layers.Layer):
     values is concatenated with the others and projected back to the input
     depth. Nothing in the layer depends on a maximum length.
 
+    Three options change the attention itself, as released models do
+    (:mod:`pe_lib.layer_schemes` builds them per layer):
+
+    - ``window`` keys at most per query, itself included, and the first
+      ``sink_tokens`` keys besides (:func:`pe_lib.sinks.window_mask`;
+      Hugging Face's ``sliding_window``, StreamingLLM's sinks);
+    - ``sink_logit``: a learned logit per head that joins the softmax and
+      takes weight from the keys (:func:`pe_lib.sinks.softmax_with_sink`;
+      gpt-oss's ``sinks``), initialised to 0;
+    - ``temperature``: a factor on each query by its position,
+      ``{"kind": "llama4"}`` and the other kinds of
+      :func:`pe_lib.temperature.query_temperature` (Llama 4's
+      ``attn_temperature_tuning`` in its NoPE layers), applied after any
+      rotation.
+
     Args:
         heads: number of heads.
         key_dim: size of each head's queries, keys and values; even for RoPE.
@@ -49,6 +65,10 @@ class PositionalSelfAttention(keras.layers.Layer):
             ``{"max_distance": 8}`` for ``"shaw"``.
             A scores layer gets ``heads`` from this layer, and T5's buckets are
             causal (``bidirectional=False``) unless said otherwise.
+        window: the most keys a query sees (a sliding window), or ``None``.
+        sink_tokens: first keys kept visible beside the window.
+        sink_logit: whether each head learns a sink logit.
+        temperature: ``None`` or ``{"kind": ..., **options}``.
         **kwargs: other arguments for ``keras.layers.Layer``, such as ``name``.
 
     Example:
@@ -59,11 +79,33 @@ class PositionalSelfAttention(keras.layers.Layer):
     >>> outputs = layer(np.zeros((3, 7, 8), dtype="float32"))
     >>> tuple(outputs.shape), layer.count_params()
     ((3, 7, 8), 256)
+
+    A Llama 4 NoPE layer in a window of 4 keys with gpt-oss's sink logits:
+
+    >>> nope = PositionalSelfAttention(heads=2, key_dim=4, window=4, sink_logit=True,
+    ...                                temperature={"kind": "llama4", "floor_scale": 4})
+    >>> tuple(nope(np.zeros((1, 9, 8), dtype="float32")).shape), nope.count_params()
+    ((1, 9, 8), 258)
     """
 
     def __init__(self, heads: int, key_dim: int, method: str = "none", base: float = 10000.0,
-                 method_options: dict | None = None, **kwargs):
+                 method_options: dict | None = None, *, window: int | None = None, sink_tokens: int = 0,
+                 sink_logit: bool = False, temperature: dict | None = None, **kwargs):
         super().__init__(**kwargs)
+        self.window = None if window is None else require_int("window", window, minimum=1)
+        self.sink_tokens = require_int("sink_tokens", sink_tokens, minimum=0)
+        if self.sink_tokens and self.window is None:
+            raise ValueError(f"sink_tokens={sink_tokens} needs a window (without one every key is visible)")
+        if not isinstance(sink_logit, bool):
+            raise TypeError(f"sink_logit must be True or False, got {sink_logit!r}")
+        self.sink_logit = sink_logit
+        self.temperature = None
+        if temperature is not None:
+            if not isinstance(temperature, dict) or "kind" not in temperature:
+                raise ValueError(f"temperature must be a dict naming its kind, got {temperature!r}")
+            options = {name: value for name, value in temperature.items() if name != "kind"}
+            self.temperature = {"kind": temperature["kind"],
+                                **temperatures.temperature_options(temperature["kind"], options)}
         self.heads = require_int("heads", heads, minimum=1)
         self.key_dim = require_int("key_dim", key_dim, minimum=1)
         entry = get_method(method)
@@ -97,6 +139,8 @@ class PositionalSelfAttention(keras.layers.Layer):
         for dense in (self.query, self.key, self.value):
             dense.build(input_shape)
         self.output_projection.build((*input_shape[:-1], width))
+        if self.sink_logit:
+            self.sinks = self.add_weight(shape=(self.heads,), initializer="zeros", name="sinks")
         if self.acts_on == "scores" and not self.positions.built:
             self.positions.build((None, self.heads, None, self.key_dim))
 
@@ -116,13 +160,42 @@ class PositionalSelfAttention(keras.layers.Layer):
         keys = self._split_heads(self.key(inputs), steps)
         if self.acts_on == "queries and keys":
             queries, keys = self.positions(queries), self.positions(keys)
+        if self.temperature is not None:
+            queries = queries * ops.cast(self._query_temperature(steps), queries.dtype)[:, None]
         scores = ops.matmul(queries, ops.transpose(keys, (0, 1, 3, 2))) / float(np.sqrt(self.key_dim))
         if self.acts_on == "scores":
             # a bias layer reads the (batch, steps, depth) inputs: (batch, heads, q, k)
             scores = scores + ops.cast(self._scores_term(inputs, queries), scores.dtype)
         where = ops.arange(steps)
         behind = where[:, None] - where[None, :]  # i - j
-        return ops.where(behind >= 0, scores, ops.full_like(scores, masked_score(scores.dtype)))
+        visible = behind >= 0
+        if self.window is not None:
+            visible = ops.logical_and(
+                visible, ops.logical_or(behind < self.window, where[None, :] < self.sink_tokens))
+        return ops.where(visible, scores, ops.full_like(scores, masked_score(scores.dtype)))
+
+    def _query_temperature(self, steps):
+        """The ``(steps,)`` factor of each query, in float32 (float64 under a float64 policy)."""
+        exact = "float64" if self.compute_dtype == "float64" else "float32"
+        options = self.temperature
+        positions = ops.arange(steps, dtype="int32")
+        if options["kind"] == "llama4":
+            floors = ops.floor_divide(positions + 1, options["floor_scale"])  # exact, in integers
+            return 1.0 + options["attn_scale"] * ops.log1p(ops.cast(floors, exact))
+        if options["kind"] == "log_length":
+            trained = options["trained_length"]
+            count = ops.cast(positions + 1, exact)
+            return ops.where(positions + 1 > trained, ops.log(count) / float(np.log(trained)),
+                             ops.ones_like(count))
+        return ops.full((steps,), options["factor"], dtype=exact)
+
+    def _softmax(self, scores):
+        """Softmax over the keys, with each head's sink logit as an extra key when asked for."""
+        if not self.sink_logit:
+            return ops.softmax(scores, axis=-1)
+        sink = ops.cast(self.sinks, scores.dtype)[None, :, None, None]
+        sink = ops.broadcast_to(sink, tuple(ops.shape(scores)[:-1]) + (1,))
+        return ops.softmax(ops.concatenate([scores, sink], axis=-1), axis=-1)[..., :-1]
 
     def _scores_term(self, inputs, queries):
         """What a ``"scores"`` method adds: a bias from the inputs' shape, or Shaw's key term."""
@@ -132,7 +205,7 @@ class PositionalSelfAttention(keras.layers.Layer):
 
     def call(self, inputs):
         steps = ops.shape(inputs)[1]
-        weights = ops.softmax(self.scores(inputs), axis=-1)
+        weights = self._softmax(self.scores(inputs))
         mixed = ops.matmul(weights, self._split_heads(self.value(inputs), steps))
         if hasattr(self.positions, "value_term"):  # Shaw's value vectors
             mixed = mixed + self.positions.value_term(weights)
@@ -146,6 +219,7 @@ class PositionalSelfAttention(keras.layers.Layer):
         config = super().get_config()
         config.update({
             "heads": self.heads, "key_dim": self.key_dim, "method": self.method, "base": self.base,
-            "method_options": self.method_options,
+            "method_options": self.method_options, "window": self.window, "sink_tokens": self.sink_tokens,
+            "sink_logit": self.sink_logit, "temperature": self.temperature,
         })
         return config

@@ -20,7 +20,7 @@ from pe_lib.rope import rotary_depth, rotation_tables
 
 #: The options of the context-extension methods, each ``None`` (the method's default) unless given.
 SCALING_OPTIONS = ("beta_fast", "beta_slow", "truncate", "attention_factor", "mscale", "mscale_all_dim",
-                   "alpha", "beta", "low_freq_factor", "high_freq_factor")
+                   "alpha", "beta", "low_freq_factor", "high_freq_factor", "short_factor", "long_factor")
 
 
 @functools.cache
@@ -28,6 +28,19 @@ def _backend_has_float64() -> bool:
     """Whether the backend keeps float64 tensors (JAX does only with ``jax_enable_x64``)."""
     tensor = ops.convert_to_tensor(np.zeros(1, dtype=np.float64))
     return keras.backend.standardize_dtype(tensor.dtype) == "float64"
+
+
+def _as_list(name: str, factors):
+    """LongRoPE's factors as a list of floats (JSON-ready for ``get_config``), or ``None``."""
+    if factors is None:
+        return None
+    try:
+        array = np.asarray(factors, dtype=np.float64)
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"{name} must be a sequence of numbers, got {factors!r}") from error
+    if array.ndim != 1:
+        raise ValueError(f"{name} must be a flat sequence of numbers, one per pair; got shape {array.shape}")
+    return [float(value) for value in array]
 
 
 @keras.saving.register_keras_serializable(package="pe_lib")
@@ -66,9 +79,21 @@ class RotaryEmbedding(keras.layers.Layer):
     the rates of that call's length: in cached decoding, a query at length
     :math:`n` meets cached keys rotated for shorter lengths, and its scores
     no longer depend on the offset alone. Hugging Face's
-    ``rope_type="dynamic"``, which caches rotated keys, behaves the same.
+    ``rope_type="dynamic"`` caches rotated keys too, and its module does not
+    follow the length down: it keeps the rates of the longest length it has
+    been called with until a call shorter than ``original_length`` resets
+    them to plain RoPE's. After a call at 16,383 positions
+    (``original_length`` 4096, ``scale`` 2), a call at 8,191 positions gets
+    the rates of 16,383, not those of 8,191 that this layer (and a fresh
+    Hugging Face module) computes; ``length=16383`` here reproduces it.
     For consistent scores cache the keys unrotated and rotate the whole cache
     with the query's ``length`` at each step.
+
+    *LongRoPE* (``method="rope_longrope"``) keeps two sets of digit tables,
+    those of ``short_factor`` and of ``long_factor``, and uses the long set
+    once the length (the last position plus one, or ``length=``) exceeds
+    ``original_length`` (:mod:`pe_lib.longrope`); its attention factor
+    multiplies queries and keys at every length.
 
     Names in the peers: ``base`` is Hugging Face's ``rope_theta`` and
     keras-hub's ``max_wavelength``; ``layout="half-split"`` is the pairing
@@ -106,6 +131,10 @@ class RotaryEmbedding(keras.layers.Layer):
             factor (:func:`pe_lib.rope_scaling.yarn_attention_factor`).
         alpha, beta: ``"rope_yarn_paper"``'s ramp ends, in turns.
         low_freq_factor, high_freq_factor: ``"rope_llama3"``'s bands.
+        short_factor, long_factor: ``"rope_longrope"``'s factors, one per
+            rotated pair (lists of numbers; all ones when left out, as plain
+            RoPE); ``attention_factor`` replaces its
+            :math:`\sqrt{1 + \ln s / \ln L}`.
         **kwargs: other arguments for ``keras.layers.Layer``.
 
     Example:
@@ -137,7 +166,8 @@ class RotaryEmbedding(keras.layers.Layer):
                  truncate: bool | None = None, attention_factor: float | None = None,
                  mscale: float | None = None, mscale_all_dim: float | None = None,
                  alpha: float | None = None, beta: float | None = None,
-                 low_freq_factor: float | None = None, high_freq_factor: float | None = None, **kwargs):
+                 low_freq_factor: float | None = None, high_freq_factor: float | None = None,
+                 short_factor=None, long_factor=None, **kwargs):
         # No autocasting: the rotation is computed in float32 or float64 whatever the
         # inputs' dtype, and _output_dtype picks the dtype of the result.
         kwargs.setdefault("autocast", False)
@@ -160,17 +190,22 @@ class RotaryEmbedding(keras.layers.Layer):
             "attention_factor": attention_factor, "mscale": mscale, "mscale_all_dim": mscale_all_dim,
             "alpha": alpha, "beta": beta, "low_freq_factor": low_freq_factor,
             "high_freq_factor": high_freq_factor,
+            "short_factor": _as_list("short_factor", short_factor),
+            "long_factor": _as_list("long_factor", long_factor),
         }
         self.options = {name: value for name, value in given.items() if value is not None}
         self._rate_options, factor_options = rope_scaling.split_options(self.method, self.options)
         #: the scale :math:`s` the rates use
         self.effective_scale = self._resolve_scale()
         #: what multiplies each rotated query and key (YaRN's factor, else 1)
+        if self.method == "rope_longrope":
+            factor_options["original_length"] = self.original_length
         self.attention_factor = rope_scaling.attention_factor(self.method, self.effective_scale, **factor_options)
         self.depth = None
         self.rotated_depth = None
         self.rates = None
         self._tables = None
+        self._long_tables = None
 
     def _resolve_scale(self) -> float:
         if self.max_length is None:
@@ -198,25 +233,33 @@ class RotaryEmbedding(keras.layers.Layer):
     def build(self, input_shape) -> None:
         _, feature = self._axes(len(input_shape))
         depth = input_shape[feature]
-        if depth is None or depth % 2:
+        if depth is None or (depth % 2 and self.rotary_fraction == 1.0):
             raise ValueError(
                 f"{self.name}: the feature axis must have a known even size (RoPE rotates pairs), "
                 f"got shape {tuple(input_shape)}"
             )
         self.depth = int(depth)
-        self.rotated_depth = rotary_depth(self.depth, self.rotary_fraction)
-        length = {"length": self.original_length} if self.method == "rope_dynamic" else {}
+        try:
+            self.rotated_depth = rotary_depth(self.depth, self.rotary_fraction)
+        except ValueError as error:
+            raise ValueError(f"{self.name}: inputs of shape {tuple(input_shape)}: {error}") from None
+        length = {"length": self.original_length} if self.method in rope_scaling.FOLLOW_LENGTH else {}
         #: the float64 angle rates, after any scaling (a NumPy array); for
         #: ``"rope_dynamic"``, those at the trained length
         self.rates = rope_scaling.scaled_rates(self.method, self.rotated_depth, scale=self.effective_scale,
                                   original_length=self.original_length, base=self.base,
                                   **length, **self._rate_options)
         self._tables = rotation_tables(self.rates)
+        if self.method == "rope_longrope":
+            long_rates = rope_scaling.scaled_rates(
+                self.method, self.rotated_depth, scale=self.effective_scale, original_length=self.original_length,
+                base=self.base, length=self.original_length + 1, **self._rate_options)
+            self._long_tables = rotation_tables(long_rates)
 
-    def _cos_sin(self, positions, dtype):
+    def _cos_sin(self, positions, dtype, tables=None):
         """cos and sin of ``positions * rates``, composed from the digit tables."""
         cos = sin = None
-        for level, (cos_table, sin_table) in enumerate(self._tables):
+        for level, (cos_table, sin_table) in enumerate(self._tables if tables is None else tables):
             digit = ops.mod(ops.floor_divide(positions, 256**level), 256)
             c = ops.take(ops.convert_to_tensor(cos_table, dtype), digit, axis=0)
             s = ops.take(ops.convert_to_tensor(sin_table, dtype), digit, axis=0)
@@ -250,8 +293,8 @@ class RotaryEmbedding(keras.layers.Layer):
             length: for ``"rope_dynamic"`` only, the length whose scale the
                 rates use; by default the last position plus one.
         """
-        if length is not None and self.method != "rope_dynamic":
-            raise ValueError(f"{self.name}: length is used by method='rope_dynamic' only")
+        if length is not None and self.method not in rope_scaling.FOLLOW_LENGTH:
+            raise ValueError(f"{self.name}: length is used by methods 'rope_dynamic' and 'rope_longrope' only")
         inputs = ops.convert_to_tensor(inputs)
         rank = len(inputs.shape)
         sequence, feature = self._axes(rank)
@@ -265,6 +308,12 @@ class RotaryEmbedding(keras.layers.Layer):
         if self.method == "rope_dynamic":
             length = ops.max(positions) + 1 if length is None else length
             cos, sin = self._dynamic_cos_sin(positions, length, compute)
+        elif self.method == "rope_longrope":
+            length = ops.max(positions) + 1 if length is None else length
+            short_cos, short_sin = self._cos_sin(positions, compute)
+            long_cos, long_sin = self._cos_sin(positions, compute, self._long_tables)
+            use_long = ops.greater(ops.cast(length, "int32"), self.original_length)
+            cos, sin = ops.where(use_long, long_cos, short_cos), ops.where(use_long, long_sin, short_sin)
         else:
             cos, sin = self._cos_sin(positions, compute)
         if len(positions.shape) == 2:  # (batch, sequence): one row of positions per batch entry

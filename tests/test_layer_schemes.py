@@ -1,0 +1,102 @@
+"""Per-layer schemes: Gemma 3's local and global layers, Llama 4's NoPE layers, gpt-oss's banded YaRN."""
+
+import math
+
+import numpy as np
+import pytest
+
+from peer_reference import FLOAT32_STEP, PEER, array
+from pe_lib import rope_scaling
+from pe_lib.layer_schemes import LayerPositions, gemma3_scheme, llama4_scheme, repeat_pattern
+from pe_lib.layers import PositionalSelfAttention
+from pe_lib.methods import ATTENTION_OPTIONS, METHODS
+
+
+def test_gemma3_layers_are_hugging_faces():
+    gemma = PEER["gemma3"]
+    scheme = gemma3_scheme(len(gemma["layer_types"]), sliding_window=gemma["sliding_window"])
+    kinds = ["sliding_attention" if layer.window else "full_attention" for layer in scheme]
+    assert kinds == gemma["layer_types"]
+    for layer, kind in zip(scheme, kinds):
+        np.testing.assert_allclose(layer.rates(gemma["head_dim"]), array(gemma["rates"][kind]),
+                                   rtol=4 * FLOAT32_STEP, atol=0)
+    assert [layer.window for layer in scheme[:6]] == [1024] * 5 + [None]
+
+
+def test_llama4_layers_are_hugging_faces():
+    llama = PEER["llama4"]
+    scheme = llama4_scheme(len(llama["no_rope_layers"]))
+    assert [int(layer.uses_rope) for layer in scheme] == llama["no_rope_layers"]
+    nope = [layer for layer in scheme if not layer.uses_rope]
+    assert all(layer.temperature == {"kind": "llama4", "floor_scale": llama["floor_scale"],
+                                     "attn_scale": llama["attn_scale"]} for layer in nope)
+    # Llama 3 scaling with low_freq_factor == high_freq_factor == 1: no ramp at all
+    np.testing.assert_allclose(scheme[0].rates(llama["head_dim"]), array(llama["rates"]), rtol=4 * FLOAT32_STEP,
+                               atol=0)
+    assert scheme[0].options["layout"] == "interleaved"
+
+
+def test_llama4_rates_by_hand():
+    # d = 128, N = 5e5, L = 8192: pair i turns 8192 N^(-2i/128) / 2 pi times; kept where that exceeds 1
+    rates = llama4_scheme(4)[0].rates(128)
+    plain = 500000.0 ** (-np.arange(64) / 64)
+    turns = 8192 * plain / (2 * math.pi)
+    np.testing.assert_array_equal(rates[turns > 1], plain[turns > 1])
+    np.testing.assert_allclose(rates[turns < 1], plain[turns < 1] / 16, rtol=1e-15)
+
+
+def test_gpt_oss_rates_and_factor_are_hugging_faces():
+    oss = PEER["gpt_oss"]
+    rope = oss["rope_parameters"]
+    assert rope["truncate"] is False and rope["rope_theta"] == 150000.0 and rope["factor"] == 32.0
+    layer = LayerPositions("rope_yarn", {"base": rope["rope_theta"], "scale": rope["factor"],
+                                         "original_length": rope["original_max_position_embeddings"],
+                                         "truncate": rope["truncate"]}, window=oss["sliding_window"],
+                           sink_logit=True)
+    np.testing.assert_allclose(layer.rates(oss["head_dim"]), array(oss["rates"]), rtol=4 * FLOAT32_STEP, atol=0)
+    assert rope_scaling.attention_factor("rope_yarn", 32.0) == pytest.approx(oss["attention_scaling"], rel=1e-15)
+    assert oss["layer_types"][:2] == ["sliding_attention", "full_attention"]
+
+
+def test_a_scheme_builds_one_attention_layer_per_entry():
+    scheme = repeat_pattern([LayerPositions("rope", {"base": 100.0}, window=4),
+                             LayerPositions("none", temperature={"kind": "llama4", "floor_scale": 4})], 4)
+    layers = [PositionalSelfAttention(heads=2, key_dim=4, **layer.attention_options()) for layer in scheme]
+    x = np.random.default_rng(0).normal(size=(2, 9, 8)).astype("float32")
+    for layer in layers:
+        x = layer(x)
+    assert x.shape == (2, 9, 8)
+    assert [layer.method for layer in layers] == ["rope", "none", "rope", "none"]
+    assert layers[0].positions.base == 100.0 and layers[0].window == 4
+    assert layers[1].temperature["floor_scale"] == 4
+
+
+def test_the_registry_lists_the_attention_options_with_their_peers():
+    assert set(ATTENTION_OPTIONS) == {"layer_scheme", "temperature", "window", "sink_logit", "rotary_fraction"}
+    for option in ATTENTION_OPTIONS.values():
+        assert option.peers and option.reference is not None
+        owner, argument = option.layer_option.split(".")
+        import inspect
+
+        import pe_lib.layers
+
+        assert argument in inspect.signature(getattr(pe_lib.layers, owner)).parameters
+    assert "rope_longrope" in METHODS
+
+
+@pytest.mark.parametrize(
+    ("make", "error", "words"),
+    [
+        (lambda: LayerPositions("nope"), ValueError, ["method", "'nope'"]),
+        (lambda: LayerPositions("rope", window=0), ValueError, ["window", "0"]),
+        (lambda: LayerPositions("rope", sink_tokens=2), ValueError, ["sink_tokens=2"]),
+        (lambda: LayerPositions("none", temperature={"floor_scale": 3}), ValueError, ["kind"]),
+        (lambda: LayerPositions("none", sink_logit="yes"), TypeError, ["sink_logit", "'yes'"]),
+        (lambda: repeat_pattern([], 3), TypeError, ["pattern"]),
+        (lambda: gemma3_scheme(0), ValueError, ["num_layers", "0"]),
+    ],
+)
+def test_bad_schemes_name_the_argument(make, error, words):
+    with pytest.raises(error) as raised:
+        make()
+    assert all(word in str(raised.value) for word in words), str(raised.value)
