@@ -11,9 +11,10 @@ budget and the evaluation; :data:`CONFIGS` holds the two the course uses,
    windows of :math:`L` characters of the training text
    (:mod:`pe_lib.course.real_text.data`), the same windows in the same order
    for every method;
-2. scores the held-out text cut into windows of :math:`L`, :math:`2L`,
-   :math:`4L` and :math:`8L` characters, in bits per character, and records the
-   loss at each position of the longest windows;
+2. scores all of the test text (or, when asked, the development text),
+   cut to a multiple of the longest window, in windows of :math:`L`,
+   :math:`2L`, :math:`4L` and :math:`8L` characters, in bits per character, and
+   records the loss at each position of the longest windows;
 3. for ``"rope"``, tests the same weights at :math:`sL` with each
    context-extension variant of :data:`ROPE_VARIANTS` (``"rope_pi"``,
    ``"rope_ntk"``, ``"rope_yarn"``) at scale :math:`s > 1`, without retraining (at
@@ -61,8 +62,6 @@ class RealTextConfig:
         depth, heads, layers, feed_forward: the model
             (:func:`~pe_lib.course.real_text.model.language_model`).
         learning_rate: Adam's peak learning rate.
-        evaluation_characters: held-out characters scored at every length; a
-            multiple of the longest length.
         scales: the test lengths, as multiples of :math:`L`.
         methods: the methods trained.
         seeds: one run per seed (weights and training windows).
@@ -77,21 +76,16 @@ class RealTextConfig:
     layers: int
     feed_forward: int
     learning_rate: float
-    evaluation_characters: int
     scales: tuple[int, ...] = (1, 2, 4, 8)
     methods: tuple[str, ...] = TRAINED_METHODS
     seeds: tuple[int, ...] = (0,)
 
     def __post_init__(self):
-        for name in ("train_length", "steps", "batch_size", "depth", "heads", "layers", "feed_forward",
-                     "evaluation_characters"):
+        for name in ("train_length", "steps", "batch_size", "depth", "heads", "layers", "feed_forward"):
             require_int(name, getattr(self, name), minimum=1)
         if not self.scales or self.scales[0] != 1 or any(
                 require_int("scales", s, minimum=1) <= previous for previous, s in zip(self.scales, self.scales[1:])):
             raise ValueError(f"scales must be increasing and start at 1, got {self.scales!r}")
-        if self.evaluation_characters % self.longest:
-            raise ValueError(f"evaluation_characters must be a multiple of the longest length {self.longest}, "
-                             f"got {self.evaluation_characters}")
         for method in self.methods:
             get_method(method)
         for seed in self.seeds:
@@ -117,9 +111,9 @@ class RealTextConfig:
 #: The chapter's live run and the larger run of ``tasks.py experiment real-text``.
 CONFIGS = {
     "small": RealTextConfig("small", train_length=32, steps=300, batch_size=32, depth=32, heads=4, layers=2,
-                            feed_forward=2, learning_rate=1e-2, evaluation_characters=4096),
+                            feed_forward=2, learning_rate=1e-2),
     "large": RealTextConfig("large", train_length=128, steps=1000, batch_size=8, depth=32, heads=4, layers=2,
-                            feed_forward=2, learning_rate=1e-2, evaluation_characters=16384, seeds=(0, 1, 2)),
+                            feed_forward=2, learning_rate=1e-2, seeds=(0, 1, 2)),
 }
 
 
@@ -232,7 +226,7 @@ def train_language_model(method: str, config: RealTextConfig, seed: int, trainin
 
     Example:
         >>> tiny = dataclasses.replace(CONFIGS["small"], steps=2, depth=8, heads=2, layers=1,
-        ...                            train_length=4, evaluation_characters=32)
+        ...                            train_length=4)
         >>> ids = real_text_data.encode("an example text, long enough for a few windows")
         >>> model = train_language_model("rope", tiny, 0, ids)
         >>> tuple(model(ids[None, :4]).shape)
@@ -299,6 +293,11 @@ class RealTextRun:
 
     Attributes:
         config: the configuration run.
+        split: the text scored, ``"test"`` or ``"development"``.
+        scored: characters scored at every length: all of the split's
+            predictions, cut to a multiple of the longest length.
+        left_out: the split's predictions past the last whole longest
+            window, scored at no length.
         rows: one dict per (method, seed, length): ``method`` (as tested),
             ``trained`` (the method trained), ``seed``, ``length``, ``scale``,
             ``bits_per_character`` (``None`` where the model has no positions
@@ -312,6 +311,9 @@ class RealTextRun:
     """
 
     config: RealTextConfig
+    split: str
+    scored: int
+    left_out: int
     rows: list[dict]
     position_curves: dict
     models: dict
@@ -326,14 +328,21 @@ class RealTextRun:
         return np.array([np.nan if value is None else value for value in found], dtype=np.float64)
 
 
-def run_real_text(config: RealTextConfig, *, methods=None, seeds=None, keep_models: bool = False,
+def run_real_text(config: RealTextConfig, *, methods=None, seeds=None, split: str = "test",
+                  keep_models: bool = False,
                   on_step: Callable[[str, int, int, Callable[[], float]], None] | None = None) -> RealTextRun:
     """Train every method of ``config`` for every seed and score it at every length.
+
+    Every length scores the same characters: all of the ``split``'s text,
+    cut to a multiple of the longest length
+    (:func:`~pe_lib.course.real_text.data.scored_characters`).
 
     Args:
         config: a :class:`RealTextConfig`, e.g. ``CONFIGS["small"]``.
         methods: the methods to train (``config.methods`` if left out).
         seeds: the seeds (``config.seeds`` if left out).
+        split: the text scored: ``"test"``, or ``"development"`` to compare
+            configurations without looking at the test text.
         keep_models: keep the trained models in :attr:`RealTextRun.models`.
         on_step: called after every training step with the method, the seed,
             the steps done and a function returning the step's loss in nats.
@@ -345,9 +354,12 @@ def run_real_text(config: RealTextConfig, *, methods=None, seeds=None, keep_mode
     seeds = tuple(config.seeds if seeds is None else seeds)
     for method in methods:
         get_method(method)
+    if split not in ("test", "development"):
+        raise ValueError(f"split must be 'test' or 'development', got {split!r}")
     make_deterministic()
     training_ids = real_text_data.encode(real_text_data.training_text())
-    heldout_ids = real_text_data.encode(real_text_data.heldout_text())
+    scored_ids = real_text_data.encode(real_text_data.split_text(split))
+    scored = real_text_data.scored_characters(scored_ids, config.longest)
     rows, curves, models, seconds = [], {}, {}, {}
     for seed in seeds:
         for method in methods:
@@ -371,7 +383,7 @@ def run_real_text(config: RealTextConfig, *, methods=None, seeds=None, keep_mode
                 length = scale * config.train_length
                 bits = None
                 if extrapolates or scale == 1:
-                    losses = window_losses(tested_model, heldout_ids, length, config.evaluation_characters)
+                    losses = window_losses(tested_model, scored_ids, length, scored)
                     bits = float(losses.mean())
                     if scale == (config.scales[-1] if extrapolates else 1):
                         curves[(name, seed)] = losses.mean(axis=0)
@@ -381,4 +393,5 @@ def run_real_text(config: RealTextConfig, *, methods=None, seeds=None, keep_mode
             if keep_models:
                 models[(method, seed)] = model
             seconds[(method, seed)] = time.perf_counter() - began
-    return RealTextRun(config=config, rows=rows, position_curves=curves, models=models, seconds=seconds)
+    return RealTextRun(config=config, split=split, scored=scored, left_out=scored_ids.size - 1 - scored, rows=rows,
+                       position_curves=curves, models=models, seconds=seconds)
