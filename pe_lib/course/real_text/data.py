@@ -247,37 +247,54 @@ def training_windows(ids, length: int, count: int, *, seed: int) -> tuple[np.nda
     return ids[where], ids[where + 1]
 
 
-def evaluation_windows(ids, length: int, characters: int) -> tuple[np.ndarray, np.ndarray]:
+def evaluation_windows(ids, length: int, characters: int, *, every: int = 1,
+                       block: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The first ``characters`` predictions of ``ids``, cut into windows of ``length`` side by side.
 
     The windows do not overlap, and every one starts with an empty context, as
     in the ALiBi paper's non-overlapping evaluation. ``characters`` must be a
     multiple of ``length``, so that every length is scored on the same
-    characters.
+    characters. With ``every`` above 1, only the windows inside the first of
+    every ``every`` blocks of ``block`` characters are kept: a sample spread
+    evenly over the whole text, the same characters at every length that
+    divides ``block``.
 
     Args:
         ids: a 1-D array of character ids, at least ``characters + 1`` long.
         length: characters per window.
         characters: how many characters to predict in all.
+        every: keep one block in every ``every`` (1: keep all).
+        block: characters per block, a multiple of ``length`` dividing
+            ``characters``; needed when ``every`` is above 1.
 
     Returns:
-        ``(inputs, targets)`` of shape ``(characters // length, length)``.
+        ``(inputs, targets)`` of shape ``(windows, length)``.
 
     Example:
         >>> inputs, targets = evaluation_windows(np.arange(9), 4, 8)
         >>> inputs.tolist(), targets.tolist()
         ([[0, 1, 2, 3], [4, 5, 6, 7]], [[1, 2, 3, 4], [5, 6, 7, 8]])
+        >>> evaluation_windows(np.arange(13), 2, 12, every=2, block=4)[1].tolist()
+        [[1, 2], [3, 4], [9, 10], [11, 12]]
     """
     ids = _ids(ids)
     length = require_int("length", length, minimum=1)
     characters = require_int("characters", characters, minimum=1)
+    every = require_int("every", every, minimum=1)
     if characters % length:
         raise ValueError(f"characters must be a multiple of length={length}, got {characters}")
     if ids.size < characters + 1:
         raise ValueError(f"ids must hold at least characters + 1 = {characters + 1} ids, got {ids.size}")
     inputs = ids[:characters].reshape(-1, length)
     targets = ids[1:characters + 1].reshape(-1, length)
-    return inputs, targets
+    if every == 1:
+        return inputs, targets
+    block = require_int("block", block, minimum=1)
+    if block % length or characters % block:
+        raise ValueError(f"block must be a multiple of length={length} dividing characters={characters}, "
+                         f"got {block}")
+    keep = (np.arange(len(inputs)) // (block // length)) % every == 0
+    return inputs[keep], targets[keep]
 
 
 def scored_characters(ids, longest: int) -> int:

@@ -62,6 +62,9 @@ class RealTextConfig:
         depth, heads, layers, feed_forward: the model
             (:func:`~pe_lib.course.real_text.model.language_model`).
         learning_rate: Adam's peak learning rate.
+        score_every: score the first of every ``score_every`` blocks of
+            :math:`8L` characters of the text (1: all of it), a sample spread
+            over the whole text when the whole costs too much time.
         scales: the test lengths, as multiples of :math:`L`.
         methods: the methods trained.
         seeds: one run per seed (weights and training windows).
@@ -76,12 +79,14 @@ class RealTextConfig:
     layers: int
     feed_forward: int
     learning_rate: float
+    score_every: int = 1
     scales: tuple[int, ...] = (1, 2, 4, 8)
     methods: tuple[str, ...] = TRAINED_METHODS
     seeds: tuple[int, ...] = (0,)
 
     def __post_init__(self):
-        for name in ("train_length", "steps", "batch_size", "depth", "heads", "layers", "feed_forward"):
+        for name in ("train_length", "steps", "batch_size", "depth", "heads", "layers", "feed_forward",
+                     "score_every"):
             require_int(name, getattr(self, name), minimum=1)
         if not self.scales or self.scales[0] != 1 or any(
                 require_int("scales", s, minimum=1) <= previous for previous, s in zip(self.scales, self.scales[1:])):
@@ -111,7 +116,7 @@ class RealTextConfig:
 #: The chapter's live run and the larger run of ``tasks.py experiment real-text``.
 CONFIGS = {
     "small": RealTextConfig("small", train_length=32, steps=300, batch_size=32, depth=32, heads=4, layers=2,
-                            feed_forward=2, learning_rate=1e-2),
+                            feed_forward=2, learning_rate=1e-2, score_every=4),
     "large": RealTextConfig("large", train_length=128, steps=1000, batch_size=8, depth=32, heads=4, layers=2,
                             feed_forward=2, learning_rate=1e-2, seeds=(0, 1, 2)),
 }
@@ -253,15 +258,19 @@ def train_language_model(method: str, config: RealTextConfig, seed: int, trainin
     return model
 
 
-def window_losses(model: keras.Model, ids, length: int, characters: int, *, tokens_per_batch: int = 16384):
+def window_losses(model: keras.Model, ids, length: int, characters: int, *, every: int = 1,
+                  block: int | None = None, tokens_per_batch: int = 16384):
     """The loss in bits of every prediction of the first ``characters`` of ``ids``, in windows of ``length``.
 
+    With ``every`` above 1, of the windows inside the first of every
+    ``every`` blocks of ``block`` characters only.
+
     Returns:
-        A float64 array ``(characters // length, length)``: row ``w``,
-        column ``t`` is the loss of the character after position ``t`` of
-        window ``w`` (:func:`~pe_lib.course.real_text.data.evaluation_windows`).
+        A float64 array ``(windows, length)``: row ``w``, column ``t`` is the
+        loss of the character after position ``t`` of window ``w``
+        (:func:`~pe_lib.course.real_text.data.evaluation_windows`).
     """
-    inputs, targets = real_text_data.evaluation_windows(ids, length, characters)
+    inputs, targets = real_text_data.evaluation_windows(ids, length, characters, every=every, block=block)
     rows = max(1, tokens_per_batch // length)
     losses = [position_losses(keras.ops.convert_to_numpy(model(inputs[start:start + rows], training=False)),
                               targets[start:start + rows])
@@ -294,10 +303,11 @@ class RealTextRun:
     Attributes:
         config: the configuration run.
         split: the text scored, ``"test"`` or ``"development"``.
-        scored: characters scored at every length: all of the split's
-            predictions, cut to a multiple of the longest length.
-        left_out: the split's predictions past the last whole longest
-            window, scored at no length.
+        scored: characters scored at every length: the split's
+            predictions, cut to a multiple of the longest length, in the
+            first of every ``config.score_every`` blocks of the longest
+            length.
+        left_out: the split's predictions scored at no length.
         rows: one dict per (method, seed, length): ``method`` (as tested),
             ``trained`` (the method trained), ``seed``, ``length``, ``scale``,
             ``bits_per_character`` (``None`` where the model has no positions
@@ -335,7 +345,9 @@ def run_real_text(config: RealTextConfig, *, methods=None, seeds=None, split: st
 
     Every length scores the same characters: all of the ``split``'s text,
     cut to a multiple of the longest length
-    (:func:`~pe_lib.course.real_text.data.scored_characters`).
+    (:func:`~pe_lib.course.real_text.data.scored_characters`), or, when
+    ``config.score_every`` is above 1, the first of every ``score_every``
+    blocks of the longest length.
 
     Args:
         config: a :class:`RealTextConfig`, e.g. ``CONFIGS["small"]``.
@@ -359,7 +371,9 @@ def run_real_text(config: RealTextConfig, *, methods=None, seeds=None, split: st
     make_deterministic()
     training_ids = real_text_data.encode(real_text_data.training_text())
     scored_ids = real_text_data.encode(real_text_data.split_text(split))
-    scored = real_text_data.scored_characters(scored_ids, config.longest)
+    cut = real_text_data.scored_characters(scored_ids, config.longest)
+    scored = real_text_data.evaluation_windows(scored_ids, config.longest, cut, every=config.score_every,
+                                               block=config.longest)[0].size
     rows, curves, models, seconds = [], {}, {}, {}
     for seed in seeds:
         for method in methods:
@@ -383,7 +397,8 @@ def run_real_text(config: RealTextConfig, *, methods=None, seeds=None, split: st
                 length = scale * config.train_length
                 bits = None
                 if extrapolates or scale == 1:
-                    losses = window_losses(tested_model, scored_ids, length, scored)
+                    losses = window_losses(tested_model, scored_ids, length, cut, every=config.score_every,
+                                           block=config.longest)
                     bits = float(losses.mean())
                     if scale == (config.scales[-1] if extrapolates else 1):
                         curves[(name, seed)] = losses.mean(axis=0)
