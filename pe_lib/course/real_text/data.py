@@ -289,6 +289,8 @@ def evaluation_windows(ids, length: int, characters: int, *, every: int = 1,
     targets = ids[1:characters + 1].reshape(-1, length)
     if every == 1:
         return inputs, targets
+    if block is None:
+        raise ValueError(f"block must be given when every is above 1, got every={every} and block=None")
     block = require_int("block", block, minimum=1)
     if block % length or characters % block:
         raise ValueError(f"block must be a multiple of length={length} dividing characters={characters}, "
