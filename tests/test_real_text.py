@@ -1,7 +1,8 @@
 """The real-text language models: data, model, evaluation, the experiment and its CSV.
 
 References are independent of the code under test: the split is checked by
-searching the training text for held-out passages, causality by changing
+searching each part's text for the passages of the others, the scoring of
+the whole test text by scoring its windows cut out by hand, causality by changing
 later characters, bits per character against probabilities worked by hand
 with fractions, parameter counts against a count written out layer by layer.
 """
@@ -32,31 +33,48 @@ LARGE_CSV = ROOT / "chapters" / "data" / "real_text_large.csv"
 CHAPTER = ROOT / "chapters" / "real_text.ipynb"
 
 #: A configuration that trains in about a second: for checking the code path, not the numbers.
-TINY = RealTextConfig("tiny", train_length=8, steps=3, batch_size=4, depth=8, heads=2, layers=1, feed_forward=1,
-                      learning_rate=1e-2, evaluation_characters=256, scales=(1, 2, 4),
-                      methods=("rope", "learned", "alibi"))
+TINY = RealTextConfig("tiny", train_length=8, steps=3, batch_size=4, depth=8, heads=2, layers=2, feed_forward=1,
+                      learning_rate=1e-2, scales=(1, 2, 4), methods=("rope", "learned", "alibi", "t5"))
 
 
 # --- data ---------------------------------------------------------------------------------------
 
 
 def test_split_covers_every_topic_once():
-    train, held = set(data.training_topics()), set(data.heldout_topics())
-    assert train.isdisjoint(held)
-    assert train | held == set(data.topics())
-    assert held, "something must be held out"
+    train = set(data.training_topics())
+    development, test = set(data.development_topics()), set(data.test_topics())
+    assert train.isdisjoint(development) and train.isdisjoint(test) and development.isdisjoint(test)
+    assert train | development | test == set(data.topics())
+    assert development and test, "something must be held out"
+    assert {data.split_topics(name) for name in data.SPLITS} == {
+        data.training_topics(), data.development_topics(), data.test_topics()}
 
 
-def test_no_heldout_passage_is_in_the_training_text():
-    training = data.training_text()
-    heldout = data.heldout_text()
-    for start in range(0, len(heldout) - data.PASSAGE, 50):
-        assert heldout[start:start + data.PASSAGE] not in training, start
+@pytest.mark.parametrize("held, others", [
+    ("development", ("training", "test")),
+    ("test", ("training", "development")),
+])
+def test_no_passage_of_a_held_out_part_is_in_another_part(held, others):
+    text = data.split_text(held)
+    for other in others:
+        searched = data.split_text(other)
+        for start in range(0, len(text) - data.PASSAGE, 50):
+            assert text[start:start + data.PASSAGE] not in searched, (held, other, start)
 
 
-def test_heldout_share_is_about_a_tenth():
-    share = len(data.heldout_text()) / (len(data.heldout_text()) + len(data.training_text()))
-    assert 0.05 < share < 0.2
+def test_topics_sharing_a_passage_are_in_one_part():
+    """``while`` repeats a section of ``compound``: the two are in one part, whichever it is."""
+    shipped = data.topics()
+    text = shipped["while"]
+    assert any(text[start:start + data.PASSAGE] in shipped["compound"] for start in range(0, len(text), 50))
+    part = {name: split for split in data.SPLITS for name in data.split_topics(split)}
+    assert part["while"] == part["compound"]
+
+
+def test_each_held_out_part_is_about_a_tenth():
+    total = len("".join(data.topics().values()))
+    for split in ("development", "test"):
+        assert 0.05 < len(data.split_text(split)) / total < 0.2, split
 
 
 def test_encoding_by_hand():
@@ -69,7 +87,7 @@ def test_encoding_by_hand():
 
 
 def test_other_characters_are_few():
-    text = data.training_text() + data.heldout_text()
+    text = "".join(data.split_text(split) for split in data.SPLITS)
     assert 0 < data.other_count(text) < 0.005 * len(text)
 
 
@@ -90,6 +108,17 @@ def test_evaluation_windows_score_the_same_characters_at_every_length():
         inputs, targets = data.evaluation_windows(ids, length, 64)
         assert inputs.ravel().tolist() == list(range(64))
         assert targets.ravel().tolist() == list(range(1, 65))
+        # one block of 16 in every 3: blocks 0 and 3, predictions 1-16 and 49-64
+        inputs, targets = data.evaluation_windows(ids, length, 64, every=3, block=16)
+        assert targets.ravel().tolist() == list(range(1, 17)) + list(range(49, 65))
+        assert np.array_equal(targets, inputs + 1)
+
+
+def test_scored_characters_by_hand():
+    # 100 ids make 99 predictions: 96 in whole windows of 16, 3 left out
+    assert data.scored_characters(np.arange(100), 16) == 96
+    assert data.scored_characters(np.arange(97), 16) == 96
+    assert data.scored_characters(np.arange(96), 16) == 80
 
 
 @pytest.mark.parametrize("call", [
@@ -97,6 +126,10 @@ def test_evaluation_windows_score_the_same_characters_at_every_length():
     lambda: data.evaluation_windows(np.arange(10), 4, 12),
     lambda: data.training_windows(np.arange(4), 4, 1, seed=0),
     lambda: data.decode([97]),
+    lambda: data.evaluation_windows(np.arange(100), 4, 64, every=2),
+    lambda: data.evaluation_windows(np.arange(100), 4, 64, every=2, block=6),
+    lambda: data.scored_characters(np.arange(16), 16),
+    lambda: data.split_topics("validation"),
 ])
 def test_bad_input_is_refused(call):
     with pytest.raises(ValueError):
@@ -132,7 +165,7 @@ def test_parameter_counts_by_hand():
               for method in TRAINED_METHODS}
     assert counts["none"] == counts["sinusoidal"] == counts["rope"] == counts["alibi"] == plain
     assert counts["learned"] == plain + length * depth
-    assert counts["t5"] == plain + layers * 32 * 2  # 32 buckets, 2 heads, one table per block
+    assert counts["t5"] == plain + 32 * 2  # 32 buckets, 2 heads: one table for both blocks
 
 
 def test_learned_refuses_longer_windows():
@@ -199,9 +232,70 @@ def test_run_has_a_row_per_method_seed_and_length(tiny_run):
     assert tiny_run.position_curves[("learned", 0)].shape == (8,)
 
 
+def test_run_scores_all_of_the_test_text(tiny_run):
+    """Every prediction of the test text is scored but the last few, fewer than the longest window.
+
+    The reference cuts the test text into windows by hand and scores the
+    learned model's logits on them, at the training length.
+    """
+    text = data.test_text()
+    assert tiny_run.split == "test"
+    assert tiny_run.scored + tiny_run.left_out == len(text) - 1
+    assert 0 <= tiny_run.left_out < TINY.longest
+    assert tiny_run.scored % TINY.longest == 0
+    ids = data.encode(text)
+    windows = tiny_run.scored // TINY.train_length
+    inputs = ids[:windows * TINY.train_length].reshape(windows, TINY.train_length)
+    targets = ids[1:windows * TINY.train_length + 1].reshape(windows, TINY.train_length)
+    logits = keras.ops.convert_to_numpy(tiny_run.models[("learned", 0)](inputs))
+    expected = float(np.mean(position_losses(logits, targets)))
+    found = tiny_run.bits("learned", TINY.train_length, 0)[0]
+    assert found == pytest.approx(expected, rel=0, abs=1e-9)
+
+
+def test_development_split_is_scored_when_asked():
+    config = dataclasses.replace(TINY, methods=("alibi",), scales=(1, 2))
+    run = run_real_text(config, split="development")
+    assert run.split == "development"
+    assert run.scored + run.left_out == len(data.development_text()) - 1
+    with pytest.raises(ValueError, match="split"):
+        run_real_text(config, split="training")
+
+
+def test_a_sample_is_the_same_characters_at_every_length_and_spread_over_the_text():
+    config = CONFIGS["small"]
+    ids = data.encode(data.test_text())
+    cut = data.scored_characters(ids, config.longest)
+    blocks = cut // config.longest
+    sampled = {length: data.evaluation_windows(ids, length, cut, every=config.score_every,
+                                               block=config.longest)[1].ravel().tolist()
+               for length in config.lengths}
+    assert all(found == sampled[config.longest] for found in sampled.values())
+    # blocks 0, k, 2k, ...: one in every k, from the first block to within k of the last
+    expected = [ids[1 + start:1 + start + config.longest].tolist()
+                for start in range(0, cut, config.score_every * config.longest)]
+    assert sampled[config.longest] == [i for block in expected for i in block]
+    assert len(expected) == -(-blocks // config.score_every)
+    assert (len(expected) - 1) * config.score_every >= blocks - config.score_every
+
+
+def test_t5_blocks_share_one_trained_table(tiny_run):
+    """One table in the model, trained away from its zeros, and the same bias in every block."""
+    model = tiny_run.models[("t5", 0)]
+    tables = [w for w in model.weights if w.path.endswith("embeddings") and "positions" in w.path]
+    assert len(tables) == 1 and tuple(tables[0].shape) == (32, TINY.heads)
+    assert np.abs(keras.ops.convert_to_numpy(tables[0])).max() > 0
+    blocks = [layer for layer in model.layers if isinstance(layer, PositionalSelfAttention)]
+    assert len(blocks) == TINY.layers == 2
+    queries = np.zeros((1, 12, TINY.depth), dtype="float32")
+    biases = [keras.ops.convert_to_numpy(block.positions(queries)) for block in blocks]
+    assert np.array_equal(biases[0], biases[1])
+    assert np.abs(biases[0]).max() > 0
+
+
 def test_stretch_by_one_changes_nothing(tiny_run):
     model = tiny_run.models[("rope", 0)]
-    ids = data.encode(data.heldout_text()[:16])[None]
+    ids = data.encode(data.test_text()[:16])[None]
     plain = keras.ops.convert_to_numpy(model(ids))
     for variant in ("rope_pi", "rope_ntk"):
         same = keras.ops.convert_to_numpy(with_rope_variant(model, variant, 1.0, TINY)(ids))
@@ -211,8 +305,8 @@ def test_stretch_by_one_changes_nothing(tiny_run):
 
 
 def test_config_checks():
-    with pytest.raises(ValueError, match="evaluation_characters"):
-        dataclasses.replace(TINY, evaluation_characters=100)
+    with pytest.raises(ValueError, match="score_every"):
+        dataclasses.replace(TINY, score_every=0)
     with pytest.raises(ValueError, match="scales"):
         dataclasses.replace(TINY, scales=(2, 4))
     with pytest.raises(ValueError, match="method"):

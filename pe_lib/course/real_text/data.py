@@ -8,9 +8,12 @@ topic names. Nothing is downloaded.
 The text is split by topic, so that no passage of the held-out text appears in
 training. Many topics repeat parts of others (``while`` is also a section of
 ``compound``), so topics that share a passage of :data:`PASSAGE` characters
-or more are first gathered into groups (:func:`topic_groups`); in the
+or more are first gathered into groups (:func:`topic_groups`). In the
 alphabetical order of their first topic, every tenth group from the seventh
-on is held out (:func:`heldout_topics`), about one character in ten. The
+on is the development text (:func:`development_topics`), on which the
+course's configurations were chosen, and every tenth group from the first on
+is the test text (:func:`test_topics`), which the tables score; each is
+about a tenth of the characters, and the rest is the training text. The
 topics of each part are joined in alphabetical order, one newline apart.
 
 Characters become ids in a small vocabulary (:data:`VOCABULARY`): the newline
@@ -42,13 +45,18 @@ OTHER = len(VOCABULARY)
 #: How many ids there are, the vocabulary and the "other" id.
 VOCABULARY_SIZE = OTHER + 1
 
-#: Topics sharing a passage at least this long (in characters) are held out or kept together.
+#: Topics sharing a passage at least this long (in characters) are kept in one part of the split.
 PASSAGE = 200
 
-#: The held-out groups are those whose index ``i`` in :func:`topic_groups`
-#: has ``i % HELDOUT_EVERY == HELDOUT_OFFSET``.
+#: The development groups are those whose index ``i`` in :func:`topic_groups`
+#: has ``i % HELDOUT_EVERY == DEVELOPMENT_OFFSET``, the test groups those with
+#: ``i % HELDOUT_EVERY == TEST_OFFSET``.
 HELDOUT_EVERY = 10
-HELDOUT_OFFSET = 6
+DEVELOPMENT_OFFSET = 6
+TEST_OFFSET = 0
+
+#: The three parts of the split, in the order of :func:`split_topics`.
+SPLITS = ("training", "development", "test")
 
 _LOOKUP = np.full(128, OTHER, dtype=np.int32)
 for _index, _character in enumerate(VOCABULARY):
@@ -102,40 +110,73 @@ def topic_groups() -> tuple[tuple[str, ...], ...]:
     return tuple(sorted(tuple(group) for group in groups.values()))
 
 
-def heldout_topics() -> tuple[str, ...]:
-    """The names of the held-out topics: every tenth group of :func:`topic_groups`, from the seventh.
-
-    >>> groups = topic_groups()[HELDOUT_OFFSET::HELDOUT_EVERY]
-    >>> heldout_topics() == tuple(sorted(name for group in groups for name in group))
-    True
-    """
-    groups = topic_groups()[HELDOUT_OFFSET::HELDOUT_EVERY]
+def _groups_from(offset: int) -> tuple[str, ...]:
+    groups = topic_groups()[offset::HELDOUT_EVERY]
     return tuple(sorted(name for group in groups for name in group))
 
 
-def training_topics() -> tuple[str, ...]:
-    """The names of the training topics: all the others, in alphabetical order.
+def development_topics() -> tuple[str, ...]:
+    """The development topics: every tenth group of :func:`topic_groups`, from the seventh.
 
-    >>> set(training_topics()) & set(heldout_topics())
+    The course's configurations were chosen by their scores on this text.
+
+    >>> groups = topic_groups()[DEVELOPMENT_OFFSET::HELDOUT_EVERY]
+    >>> development_topics() == tuple(sorted(name for group in groups for name in group))
+    True
+    """
+    return _groups_from(DEVELOPMENT_OFFSET)
+
+
+def test_topics() -> tuple[str, ...]:
+    """The test topics: every tenth group of :func:`topic_groups`, from the first.
+
+    >>> "assert" in test_topics(), "assert" in development_topics()
+    (True, False)
+    """
+    return _groups_from(TEST_OFFSET)
+
+
+def training_topics() -> tuple[str, ...]:
+    """The training topics: all the others, in alphabetical order.
+
+    >>> set(training_topics()) & (set(development_topics()) | set(test_topics()))
     set()
     """
-    held = set(heldout_topics())
+    held = set(development_topics()) | set(test_topics())
     return tuple(name for name in sorted(topics()) if name not in held)
 
 
-def _joined(names) -> str:
+def split_topics(split: str) -> tuple[str, ...]:
+    """The topics of one part of the split: ``"training"``, ``"development"`` or ``"test"``.
+
+    >>> split_topics("test") == test_topics()
+    True
+    """
+    parts = {"training": training_topics, "development": development_topics, "test": test_topics}
+    if split not in parts:
+        raise ValueError(f"split must be one of {', '.join(map(repr, SPLITS))}; got {split!r}")
+    return parts[split]()
+
+
+def split_text(split: str) -> str:
+    """The topics of ``split`` (:func:`split_topics`), joined in alphabetical order one newline apart."""
     shipped = topics()
-    return "\n".join(shipped[name] for name in names)
+    return "\n".join(shipped[name] for name in split_topics(split))
 
 
 def training_text() -> str:
     """The training topics, joined in alphabetical order one newline apart."""
-    return _joined(training_topics())
+    return split_text("training")
 
 
-def heldout_text() -> str:
-    """The held-out topics, joined in alphabetical order one newline apart."""
-    return _joined(heldout_topics())
+def development_text() -> str:
+    """The development topics, joined in alphabetical order one newline apart."""
+    return split_text("development")
+
+
+def test_text() -> str:
+    """The test topics, joined in alphabetical order one newline apart."""
+    return split_text("test")
 
 
 def encode(text: str) -> np.ndarray:
@@ -206,37 +247,74 @@ def training_windows(ids, length: int, count: int, *, seed: int) -> tuple[np.nda
     return ids[where], ids[where + 1]
 
 
-def evaluation_windows(ids, length: int, characters: int) -> tuple[np.ndarray, np.ndarray]:
+def evaluation_windows(ids, length: int, characters: int, *, every: int = 1,
+                       block: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The first ``characters`` predictions of ``ids``, cut into windows of ``length`` side by side.
 
     The windows do not overlap, and every one starts with an empty context, as
     in the ALiBi paper's non-overlapping evaluation. ``characters`` must be a
     multiple of ``length``, so that every length is scored on the same
-    characters.
+    characters. With ``every`` above 1, only the windows inside the first of
+    every ``every`` blocks of ``block`` characters are kept: a sample spread
+    evenly over the whole text, the same characters at every length that
+    divides ``block``.
 
     Args:
         ids: a 1-D array of character ids, at least ``characters + 1`` long.
         length: characters per window.
         characters: how many characters to predict in all.
+        every: keep one block in every ``every`` (1: keep all).
+        block: characters per block, a multiple of ``length`` dividing
+            ``characters``; needed when ``every`` is above 1.
 
     Returns:
-        ``(inputs, targets)`` of shape ``(characters // length, length)``.
+        ``(inputs, targets)`` of shape ``(windows, length)``.
 
     Example:
         >>> inputs, targets = evaluation_windows(np.arange(9), 4, 8)
         >>> inputs.tolist(), targets.tolist()
         ([[0, 1, 2, 3], [4, 5, 6, 7]], [[1, 2, 3, 4], [5, 6, 7, 8]])
+        >>> evaluation_windows(np.arange(13), 2, 12, every=2, block=4)[1].tolist()
+        [[1, 2], [3, 4], [9, 10], [11, 12]]
     """
     ids = _ids(ids)
     length = require_int("length", length, minimum=1)
     characters = require_int("characters", characters, minimum=1)
+    every = require_int("every", every, minimum=1)
     if characters % length:
         raise ValueError(f"characters must be a multiple of length={length}, got {characters}")
     if ids.size < characters + 1:
         raise ValueError(f"ids must hold at least characters + 1 = {characters + 1} ids, got {ids.size}")
     inputs = ids[:characters].reshape(-1, length)
     targets = ids[1:characters + 1].reshape(-1, length)
-    return inputs, targets
+    if every == 1:
+        return inputs, targets
+    if block is None:
+        raise ValueError(f"block must be given when every is above 1, got every={every} and block=None")
+    block = require_int("block", block, minimum=1)
+    if block % length or characters % block:
+        raise ValueError(f"block must be a multiple of length={length} dividing characters={characters}, "
+                         f"got {block}")
+    keep = (np.arange(len(inputs)) // (block // length)) % every == 0
+    return inputs[keep], targets[keep]
+
+
+def scored_characters(ids, longest: int) -> int:
+    """How many predictions of ``ids`` are scored: all of them, cut to a multiple of ``longest``.
+
+    ``ids`` of :math:`n` characters make :math:`n - 1` predictions (the first
+    character has nothing before it); the windows of every length cover the
+    same first ones, and fewer than ``longest`` at the end are left out.
+
+    >>> scored_characters(np.arange(100), 16)
+    96
+    """
+    ids = _ids(ids)
+    longest = require_int("longest", longest, minimum=1)
+    scored = (ids.size - 1) // longest * longest
+    if scored == 0:
+        raise ValueError(f"ids must hold more than longest={longest} characters, got {ids.size}")
+    return scored
 
 
 def _ids(ids) -> np.ndarray:

@@ -7,13 +7,14 @@ a progress bar with the time left (Keras's ``Progbar``), and writes two CSV
 files:
 
 - ``OUT`` (default ``chapters/data/real_text_<config>.csv``): one row per
-  method, seed and test length, with bits per character;
+  method, seed and test length, with bits per character on all of the test
+  text (``--split development`` scores the development text instead);
 - ``OUT`` with ``_positions`` before ``.csv``: the mean loss over each run
   of 16 positions (``--bin-width``) of the longest windows, per method and
   seed.
 
 Both start with ``#`` lines that record the command, the configuration, the
-seeds, the versions of Python and the libraries, the Keras backend and the
+seeds, the text scored and how many of its characters, the versions of Python and the libraries, the Keras backend and the
 device. :func:`read_results` reads them back.
 
 The backend is Keras's JAX on a GPU when JAX sees one, TensorFlow on the CPU
@@ -194,6 +195,8 @@ def parse_arguments(argv) -> argparse.Namespace:
     parser.add_argument("--seeds", type=int, nargs="+", help="seeds (default: the configuration's)")
     parser.add_argument("--methods", nargs="+", help="methods to train (default: the configuration's)")
     parser.add_argument("--steps", type=int, help="training steps per model (default: the configuration's)")
+    parser.add_argument("--split", choices=("test", "development"), default="test",
+                        help="the text scored (default: test; development to compare configurations)")
     parser.add_argument("--backend", choices=("tensorflow", "jax"),
                         help="Keras backend (default: jax on a GPU, tensorflow otherwise)")
     parser.add_argument("--bin-width", type=int, default=16, help="positions per bin in the positions file")
@@ -242,12 +245,14 @@ def main(argv=None, *, command: str | None = None) -> Path:
                             values=[("bits", loss() / 0.6931471805599453)])
 
     began = time.perf_counter()
-    run = run_real_text(config, on_step=on_step)
+    run = run_real_text(config, split=args.split, on_step=on_step)
     seconds = time.perf_counter() - began
     metadata = {
         "command": command or "python -m pe_lib.course.real_text.experiment " + shlex.join(argv),
         "config": json.dumps(dataclasses.asdict(config)),
         "seeds": " ".join(map(str, seeds)),
+        "split": run.split,
+        "scored": f"{run.scored} characters at every length, {run.left_out} left out",
         "versions": versions(),
         "backend": backend,
         "device": device_description(backend),

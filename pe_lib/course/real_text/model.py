@@ -8,8 +8,8 @@ per character of the vocabulary at every step. The method of
 token vectors (``"sinusoidal"``, ``"learned"``), a rotation of queries and
 keys in every block (``"rope"`` and its context-extension variants), a bias
 on every block's scores (``"alibi"``, ``"t5"``), or nowhere (``"none"``).
-Each block has its own attention layer, so a ``"t5"`` model learns one table
-of bucket biases per block (T5 itself shares the first block's table).
+A ``"t5"`` model learns one table of bucket biases for all its blocks, as
+T5 does (:func:`share_bias_table`).
 
 :func:`bits_per_character` scores the logits: the mean of
 :math:`-\log_2 p(\text{next character})`.
@@ -24,7 +24,7 @@ import numpy as np
 
 from pe_lib._checks import require_int, require_multiple, require_positive_float
 from pe_lib.course.model_inputs import attention_method, token_vectors
-from pe_lib.layers import PositionalSelfAttention
+from pe_lib.layers import PositionalSelfAttention, T5RelativeBias
 from pe_lib.methods import PositionMethod, get_method
 
 
@@ -93,6 +93,10 @@ def language_model(
     for block in range(layers):
         attention = PositionalSelfAttention(heads, depth // heads, method=inside, method_options=method_options,
                                             name=f"attention_{block}")
+        if block == 0:
+            first = attention
+        elif isinstance(attention.positions, T5RelativeBias):
+            share_bias_table(first, attention)
         x = x + attention(keras.layers.LayerNormalization(name=f"norm_{block}a")(x))
         hidden = keras.layers.Dense(feed_forward * depth, activation="relu", name=f"hidden_{block}")(
             keras.layers.LayerNormalization(name=f"norm_{block}b")(x))
@@ -100,6 +104,32 @@ def language_model(
     x = keras.layers.LayerNormalization(name="norm")(x)
     logits = keras.layers.Dense(vocabulary_size, name="logits")(x)
     return keras.Model(tokens, logits, name=f"language_model_{entry.name}")
+
+
+def share_bias_table(first: PositionalSelfAttention, later: PositionalSelfAttention) -> None:
+    """Make ``later`` add the bias of ``first``'s T5 table: one table for every block, as in T5.
+
+    T5 learns its bucket biases in the first block and adds the same ones in
+    every block (Hugging Face's ``has_relative_attention_bias`` is true for
+    the first block only). Here each block's
+    :class:`~pe_lib.layers.T5RelativeBias` gives up its own table and reads
+    ``first``'s, so the model holds, trains and counts a single one.
+
+    Example:
+        >>> model = language_model("t5", train_length=8, vocabulary_size=5, depth=8, heads=2, layers=3)
+        >>> tables = [w for w in model.weights if w.path.endswith("positions/embeddings")]
+        >>> [tuple(w.shape) for w in tables]
+        [(32, 2)]
+    """
+    for attention in (first, later):
+        if not isinstance(attention.positions, T5RelativeBias):
+            raise ValueError(f"both blocks must add a T5 bias, got {attention.method!r} in {attention.name!r}")
+    table = first.positions.embeddings
+    if tuple(later.positions.embeddings.shape) != tuple(table.shape):
+        raise ValueError(f"the tables must have one shape, got {tuple(table.shape)} and "
+                         f"{tuple(later.positions.embeddings.shape)}")
+    del later.positions.embeddings  # Keras forgets the block's own table
+    later.positions.embeddings = table
 
 
 def position_losses(logits, targets) -> np.ndarray:

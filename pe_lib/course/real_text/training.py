@@ -11,9 +11,10 @@ budget and the evaluation; :data:`CONFIGS` holds the two the course uses,
    windows of :math:`L` characters of the training text
    (:mod:`pe_lib.course.real_text.data`), the same windows in the same order
    for every method;
-2. scores the held-out text cut into windows of :math:`L`, :math:`2L`,
-   :math:`4L` and :math:`8L` characters, in bits per character, and records the
-   loss at each position of the longest windows;
+2. scores all of the test text (or, when asked, the development text),
+   cut to a multiple of the longest window, in windows of :math:`L`,
+   :math:`2L`, :math:`4L` and :math:`8L` characters, in bits per character, and
+   records the loss at each position of the longest windows;
 3. for ``"rope"``, tests the same weights at :math:`sL` with each
    context-extension variant of :data:`ROPE_VARIANTS` (``"rope_pi"``,
    ``"rope_ntk"``, ``"rope_yarn"``) at scale :math:`s > 1`, without retraining (at
@@ -61,8 +62,9 @@ class RealTextConfig:
         depth, heads, layers, feed_forward: the model
             (:func:`~pe_lib.course.real_text.model.language_model`).
         learning_rate: Adam's peak learning rate.
-        evaluation_characters: held-out characters scored at every length; a
-            multiple of the longest length.
+        score_every: score the first of every ``score_every`` blocks of
+            :math:`8L` characters of the text (1: all of it), a sample spread
+            over the whole text when the whole costs too much time.
         scales: the test lengths, as multiples of :math:`L`.
         methods: the methods trained.
         seeds: one run per seed (weights and training windows).
@@ -77,21 +79,18 @@ class RealTextConfig:
     layers: int
     feed_forward: int
     learning_rate: float
-    evaluation_characters: int
+    score_every: int = 1
     scales: tuple[int, ...] = (1, 2, 4, 8)
     methods: tuple[str, ...] = TRAINED_METHODS
     seeds: tuple[int, ...] = (0,)
 
     def __post_init__(self):
         for name in ("train_length", "steps", "batch_size", "depth", "heads", "layers", "feed_forward",
-                     "evaluation_characters"):
+                     "score_every"):
             require_int(name, getattr(self, name), minimum=1)
         if not self.scales or self.scales[0] != 1 or any(
                 require_int("scales", s, minimum=1) <= previous for previous, s in zip(self.scales, self.scales[1:])):
             raise ValueError(f"scales must be increasing and start at 1, got {self.scales!r}")
-        if self.evaluation_characters % self.longest:
-            raise ValueError(f"evaluation_characters must be a multiple of the longest length {self.longest}, "
-                             f"got {self.evaluation_characters}")
         for method in self.methods:
             get_method(method)
         for seed in self.seeds:
@@ -117,9 +116,9 @@ class RealTextConfig:
 #: The chapter's live run and the larger run of ``tasks.py experiment real-text``.
 CONFIGS = {
     "small": RealTextConfig("small", train_length=32, steps=300, batch_size=32, depth=32, heads=4, layers=2,
-                            feed_forward=2, learning_rate=1e-2, evaluation_characters=4096),
+                            feed_forward=2, learning_rate=1e-2, score_every=4),
     "large": RealTextConfig("large", train_length=128, steps=1000, batch_size=8, depth=32, heads=4, layers=2,
-                            feed_forward=2, learning_rate=1e-2, evaluation_characters=16384, seeds=(0, 1, 2)),
+                            feed_forward=2, learning_rate=1e-2, seeds=(0, 1, 2)),
 }
 
 
@@ -232,7 +231,7 @@ def train_language_model(method: str | PositionMethod, config: RealTextConfig, s
 
     Example:
         >>> tiny = dataclasses.replace(CONFIGS["small"], steps=2, depth=8, heads=2, layers=1,
-        ...                            train_length=4, evaluation_characters=32)
+        ...                            train_length=4)
         >>> ids = real_text_data.encode("an example text, long enough for a few windows")
         >>> model = train_language_model("rope", tiny, 0, ids)
         >>> tuple(model(ids[None, :4]).shape)
@@ -260,15 +259,19 @@ def train_language_model(method: str | PositionMethod, config: RealTextConfig, s
     return model
 
 
-def window_losses(model: keras.Model, ids, length: int, characters: int, *, tokens_per_batch: int = 16384):
+def window_losses(model: keras.Model, ids, length: int, characters: int, *, every: int = 1,
+                  block: int | None = None, tokens_per_batch: int = 16384):
     """The loss in bits of every prediction of the first ``characters`` of ``ids``, in windows of ``length``.
 
+    With ``every`` above 1, of the windows inside the first of every
+    ``every`` blocks of ``block`` characters only.
+
     Returns:
-        A float64 array ``(characters // length, length)``: row ``w``,
-        column ``t`` is the loss of the character after position ``t`` of
-        window ``w`` (:func:`~pe_lib.course.real_text.data.evaluation_windows`).
+        A float64 array ``(windows, length)``: row ``w``, column ``t`` is the
+        loss of the character after position ``t`` of window ``w``
+        (:func:`~pe_lib.course.real_text.data.evaluation_windows`).
     """
-    inputs, targets = real_text_data.evaluation_windows(ids, length, characters)
+    inputs, targets = real_text_data.evaluation_windows(ids, length, characters, every=every, block=block)
     rows = max(1, tokens_per_batch // length)
     losses = [position_losses(keras.ops.convert_to_numpy(model(inputs[start:start + rows], training=False)),
                               targets[start:start + rows])
@@ -300,6 +303,12 @@ class RealTextRun:
 
     Attributes:
         config: the configuration run.
+        split: the text scored, ``"test"`` or ``"development"``.
+        scored: characters scored at every length: the split's
+            predictions, cut to a multiple of the longest length, in the
+            first of every ``config.score_every`` blocks of the longest
+            length.
+        left_out: the split's predictions scored at no length.
         rows: one dict per (method, seed, length): ``method`` (as tested),
             ``trained`` (the method trained), ``seed``, ``length``, ``scale``,
             ``bits_per_character`` (``None`` where the model has no positions
@@ -313,6 +322,9 @@ class RealTextRun:
     """
 
     config: RealTextConfig
+    split: str
+    scored: int
+    left_out: int
     rows: list[dict]
     position_curves: dict
     models: dict
@@ -327,14 +339,23 @@ class RealTextRun:
         return np.array([np.nan if value is None else value for value in found], dtype=np.float64)
 
 
-def run_real_text(config: RealTextConfig, *, methods=None, seeds=None, keep_models: bool = False,
+def run_real_text(config: RealTextConfig, *, methods=None, seeds=None, split: str = "test",
+                  keep_models: bool = False,
                   on_step: Callable[[str, int, int, Callable[[], float]], None] | None = None) -> RealTextRun:
     """Train every method of ``config`` for every seed and score it at every length.
+
+    Every length scores the same characters: all of the ``split``'s text,
+    cut to a multiple of the longest length
+    (:func:`~pe_lib.course.real_text.data.scored_characters`), or, when
+    ``config.score_every`` is above 1, the first of every ``score_every``
+    blocks of the longest length.
 
     Args:
         config: a :class:`RealTextConfig`, e.g. ``CONFIGS["small"]``.
         methods: the methods to train (``config.methods`` if left out).
         seeds: the seeds (``config.seeds`` if left out).
+        split: the text scored: ``"test"``, or ``"development"`` to compare
+            configurations without looking at the test text.
         keep_models: keep the trained models in :attr:`RealTextRun.models`.
         on_step: called after every training step with the method, the seed,
             the steps done and a function returning the step's loss in nats.
@@ -347,9 +368,14 @@ def run_real_text(config: RealTextConfig, *, methods=None, seeds=None, keep_mode
     resolved = [get_method(method) for method in methods]
     methods = tuple(entry.name for entry in resolved)
     entries = dict(zip(methods, resolved))
+    if split not in ("test", "development"):
+        raise ValueError(f"split must be 'test' or 'development', got {split!r}")
     make_deterministic()
     training_ids = real_text_data.encode(real_text_data.training_text())
-    heldout_ids = real_text_data.encode(real_text_data.heldout_text())
+    scored_ids = real_text_data.encode(real_text_data.split_text(split))
+    cut = real_text_data.scored_characters(scored_ids, config.longest)
+    scored = real_text_data.evaluation_windows(scored_ids, config.longest, cut, every=config.score_every,
+                                               block=config.longest)[0].size
     rows, curves, models, seconds = [], {}, {}, {}
     for seed in seeds:
         for method in methods:
@@ -373,7 +399,8 @@ def run_real_text(config: RealTextConfig, *, methods=None, seeds=None, keep_mode
                 length = scale * config.train_length
                 bits = None
                 if extrapolates or scale == 1:
-                    losses = window_losses(tested_model, heldout_ids, length, config.evaluation_characters)
+                    losses = window_losses(tested_model, scored_ids, length, cut, every=config.score_every,
+                                           block=config.longest)
                     bits = float(losses.mean())
                     if scale == (config.scales[-1] if extrapolates else 1):
                         curves[(name, seed)] = losses.mean(axis=0)
@@ -383,4 +410,5 @@ def run_real_text(config: RealTextConfig, *, methods=None, seeds=None, keep_mode
             if keep_models:
                 models[(method, seed)] = model
             seconds[(method, seed)] = time.perf_counter() - began
-    return RealTextRun(config=config, rows=rows, position_curves=curves, models=models, seconds=seconds)
+    return RealTextRun(config=config, split=split, scored=scored, left_out=scored_ids.size - 1 - scored, rows=rows,
+                       position_curves=curves, models=models, seconds=seconds)
