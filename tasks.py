@@ -263,15 +263,24 @@ def lab_copy(names: tuple[str, ...] = (), *, reset: bool = False) -> list[Path]:
     return copied
 
 
+#: Kernel settings: what C++ libraries write straight to the process's stderr
+#: (TensorFlow's start-up lines, which its log level does not reach) goes to the
+#: terminal running the lab, as the server's own log does, not under a chapter's cells.
+KERNEL_SETTINGS = {"IPKernelApp": {"capture_fd_output": False}}
+
+
 def lab_settings() -> None:
-    """Write the course's JupyterLab defaults (LAB_SETTINGS) into the environment's settings."""
+    """Write the course's JupyterLab and kernel defaults into the environment (.venv)."""
     import json
 
-    settings = VENV / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
-    settings.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(LAB_SETTINGS, indent=2) + "\n"
-    if not settings.exists() or settings.read_text() != text:
-        settings.write_text(text)
+    for path, settings in (
+        (VENV / "share" / "jupyter" / "lab" / "settings" / "overrides.json", LAB_SETTINGS),
+        (VENV / "etc" / "ipython" / "ipython_kernel_config.json", KERNEL_SETTINGS),
+    ):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        text = json.dumps(settings, indent=2) + "\n"
+        if not path.exists() or path.read_text() != text:
+            path.write_text(text)
 
 
 def lab(*extra: str) -> None:
