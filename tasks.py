@@ -230,9 +230,14 @@ def notebooks(*names: str) -> None:
 #: committed (.gitignore), so that running and editing a chapter leaves the course's
 #: notebooks in chapters/ as they are. ``PE_COURSE_LAB`` puts it elsewhere.
 LAB = Path(os.environ.get("PE_COURSE_LAB") or ROOT / "lab")
-#: JupyterLab settings the course starts with: no prompt about Jupyter's news (a learner
-#: may still turn the news on in Settings).
-LAB_SETTINGS = {"@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False}}
+#: JupyterLab settings the course starts with (a learner may change them in Settings):
+#: no prompt about Jupyter's news; every cell of a chapter drawn when it opens, not only
+#: those in view, so that Run All evaluates the {eval} numbers of the whole prose
+#: (jupyterlab-myst finds a cell's expressions in what it has drawn).
+LAB_SETTINGS = {
+    "@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False},
+    "@jupyterlab/notebook-extension:tracker": {"windowingMode": "none"},
+}
 
 
 def lab_copy(names: tuple[str, ...] = (), *, reset: bool = False) -> list[Path]:
@@ -382,6 +387,7 @@ for path in sys.argv[1:]:
     for cell in notebook.cells:
         if cell.cell_type == "code":
             cell.outputs = [o for o in cell.outputs if o.get("name") != "stderr"]
+    convert(notebook)  # again: the prose's numbers, as JupyterLab shows them, from the new outputs
     nbformat.write(notebook, path)
     print(f"{path}: executed in {time.perf_counter() - began:.1f} s", flush=True)
 """

@@ -222,6 +222,15 @@ def test_no_raw_myst_in_the_prose(chapters_run, chapter):
     assert not raw, f"MyST left unrendered: {raw}"
 
 
+@pytest.mark.xfail(reason="jupyterlab-myst knows no {glue:figure} or {glue:md} directive: it draws an "
+                          "'Unknown Directive' box where the book has a figure's caption or a table "
+                          "(the figure itself shows under the collapsed cell that glues it)", strict=True)
+@pytest.mark.parametrize("chapter", OPENED)
+def test_every_directive_is_known(chapters_run, chapter):
+    unknown = sorted(set(re.findall(r"([\w:]+) - Unknown Directive", _FINDINGS[chapter]["prose"])))
+    assert not unknown, f"directives JupyterLab cannot draw: {unknown}"
+
+
 @pytest.mark.xfail(reason="the explorable figure's plotly.js sliders collapse the figure when moved after "
                           "its cell runs again in JupyterLab; the figures are being rebuilt on native sliders",
                    strict=False)

@@ -69,3 +69,26 @@ def test_glued_numbers_are_quoted_as_eval(path):
     numbers = set(re.findall(r"""glue_number\(\s*["'](\w+)["']""", code))
     left = sorted(set(re.findall(r"\{glue:text\}`(\w+)`", prose)) & numbers)
     assert not left, f"quote these with {{eval}}`name` ({FIX}): {left}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.stem)
+def test_saved_expressions_are_the_glued_numbers(path):
+    """What JupyterLab shows for {eval}`name` before a run is the text the book pastes."""
+    cells = _cells(path)
+    glued = {}
+    for cell in cells:
+        for output in cell.get("outputs", ()):
+            name = output.get("metadata", {}).get("scrapbook", {}).get("name")
+            text = output.get("data", {}).get("application/papermill.record/text/plain")
+            if name and text:
+                glued[name] = text
+    wrong = []
+    for index, cell in enumerate(cells):
+        if cell["cell_type"] != "markdown":
+            continue
+        quoted = list(dict.fromkeys(re.findall(r"\{eval\}`(\w+)`", "".join(cell["source"]))))
+        saved = {e["expression"]: e["result"]["data"]["text/plain"]
+                 for e in cell["metadata"].get("user_expressions", ())}
+        if list(saved) != quoted or any(saved[name] != glued.get(name) for name in quoted):
+            wrong.append(f"cell {index}: {quoted} saved as {saved}")
+    assert not wrong, f"run {FIX}:\n" + "\n".join(wrong[:10])

@@ -18,7 +18,9 @@ both the book (``_ext/glued_expressions.py``) and JupyterLab's MyST renderer
 show, for every name the chapter glues with ``glue_number`` (text glued with
 myst-nb's ``glue`` itself, and other chapters' values, keep ``{glue:text}``); and glues the
 static drawing of an explorable figure without showing it (``display=False``),
-since the live figure stands for it when the chapter runs.
+since the live figure stands for it when the chapter runs. Each Markdown cell keeps
+the values of its ``{eval}`` roles in its metadata (:func:`store_expressions`),
+so that the numbers show as soon as a chapter opens.
 
 >>> lab_view(["hide-input"])
 {'source_hidden': True}
@@ -30,6 +32,7 @@ since the live figure stands for it when the chapter runs.
 
 from __future__ import annotations
 
+import ast
 import re
 import sys
 
@@ -44,6 +47,8 @@ COLLAPSED_BY_TAG = {
     "hide-output": ("outputs_hidden",),
 }
 _KEYS = ("source_hidden", "outputs_hidden")
+_GLUE_PREFIX = "application/papermill.record/"
+_EVAL = re.compile(r"\{eval\}`([A-Za-z_][A-Za-z0-9_]*)`")
 
 _GLUE_TEXT = re.compile(r"\{glue:text\}`([A-Za-z_][A-Za-z0-9_]*)`")
 # Text glued by myst-nb's glue() itself, not by glue_number: the kernel has no such name.
@@ -101,7 +106,52 @@ def convert(notebook) -> bool:
         if new != source:
             cell["source"] = new
             changed = True
+    changed = store_expressions(notebook) or changed
     return sync_lab_view(notebook) or changed
+
+
+def glued_texts(notebook) -> dict[str, str]:
+    """The text glued under each name in a notebook's saved outputs (what the book pastes)."""
+    texts = {}
+    for cell in notebook["cells"]:
+        for output in cell.get("outputs", ()):
+            name = output.get("metadata", {}).get("scrapbook", {}).get("name")
+            text = output.get("data", {}).get(_GLUE_PREFIX + "text/plain")
+            if name and isinstance(text, str):
+                try:
+                    value = ast.literal_eval(text)  # the repr of the glued str
+                except (ValueError, SyntaxError):
+                    continue
+                if isinstance(value, str):
+                    texts[name] = value
+    return texts
+
+
+def store_expressions(notebook) -> bool:
+    """Save each ``{eval}`name```'s value in its Markdown cell, as JupyterLab's MyST renderer does.
+
+    The renderer keeps what the kernel returned for each expression in the cell's
+    ``user_expressions`` metadata and shows it when the notebook opens, before
+    anything runs; running the cell evaluates it again. The value of ``name`` in the
+    kernel is the text ``glue_number`` glued, so it is read from the saved outputs.
+    True if any cell changed.
+    """
+    texts = glued_texts(notebook)
+    changed = False
+    for cell in notebook["cells"]:
+        if cell["cell_type"] != "markdown":
+            continue
+        names = [name for name in dict.fromkeys(_EVAL.findall(_text(cell["source"]))) if name in texts]
+        stored = [{"expression": name,
+                   "result": {"status": "ok", "data": {"text/plain": repr(texts[name])}, "metadata": {}}}
+                  for name in names]
+        if stored and cell["metadata"].get("user_expressions") != stored:
+            cell["metadata"]["user_expressions"] = stored
+            changed = True
+        elif not stored and "user_expressions" in cell["metadata"]:
+            del cell["metadata"]["user_expressions"]
+            changed = True
+    return changed
 
 
 def _text(source) -> str:
