@@ -11,8 +11,10 @@
     python3 tasks.py lock        recompile requirements.lock from requirements.txt
                                  [--upgrade | --upgrade-package NAME ...]
     python3 tasks.py notebooks   re-execute the chapters in place (after editing one)
-    python3 tasks.py lab         open JupyterLab on the chapters, in the course's environment
+    python3 tasks.py lab         open JupyterLab on a working copy of the chapters (lab/, made on
+                                 first use), in the course's environment; Ctrl-C stops it
                                  [extra options go to jupyter lab, e.g. --no-browser --port 8890]
+                                 [--reset CHAPTER.ipynb: put the course's version back in lab/]
     python3 tasks.py bench       print the benchmark figures (speed, accuracy, run times)
     python3 tasks.py experiment real-text
                                  the real-text language models at a larger scale, into
@@ -262,19 +264,104 @@ def notebooks(*names: str) -> None:
     run(PYTHON, "-c", _EXECUTE_IN_PLACE, *paths)
 
 
+#: The learner's working copy of the chapters: made by ``lab`` on first use, never
+#: committed (.gitignore), so that running and editing a chapter leaves the course's
+#: notebooks in chapters/ as they are. ``PE_COURSE_LAB`` puts it elsewhere.
+LAB = Path(os.environ.get("PE_COURSE_LAB") or ROOT / "lab")
+#: JupyterLab settings the course starts with (a learner may change them in Settings):
+#: no prompt about Jupyter's news; every cell of a chapter drawn when it opens, not only
+#: those in view, so that Run All evaluates the {eval} numbers of the whole prose
+#: (jupyterlab-myst finds a cell's expressions in what it has drawn).
+LAB_SETTINGS = {
+    "@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False},
+    "@jupyterlab/notebook-extension:tracker": {"windowingMode": "none"},
+}
+
+
+def lab_copy(names: tuple[str, ...] = (), *, reset: bool = False) -> list[Path]:
+    """Copy the chapters (and their data) into LAB: those missing, or ``names`` again when ``reset``.
+
+    A chapter already in the working copy is the learner's and is kept; a chapter the
+    course adds later is copied on the next start. Returns the files copied.
+    """
+    if reset:
+        unknown = [name for name in names if not (CHAPTERS / name).is_file()]
+        if not names or unknown:
+            raise SystemExit(f"usage: python3 tasks.py lab --reset CHAPTER.ipynb ...; no such chapter in "
+                             f"{CHAPTERS}: {', '.join(unknown) or '(none given)'}")
+        sources = [CHAPTERS / name for name in names]
+    else:
+        sources = [path for path in sorted(CHAPTERS.rglob("*")) if path.is_file()
+                   and ".ipynb_checkpoints" not in path.parts and "__pycache__" not in path.parts]
+    copied = []
+    for source in sources:
+        target = LAB / source.relative_to(CHAPTERS)
+        if target.exists() and not reset:
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, target)
+        # The copy is the learner's to edit, even where the course's files are read-only.
+        target.chmod(target.stat().st_mode | 0o200)
+        copied.append(target)
+    return copied
+
+
+#: Kernel settings: what C++ libraries write straight to the process's stderr
+#: (TensorFlow's start-up lines, which its log level does not reach) goes to the
+#: terminal running the lab, as the server's own log does, not under a chapter's cells.
+KERNEL_SETTINGS = {"IPKernelApp": {"capture_fd_output": False}}
+
+
+def lab_settings() -> None:
+    """Write the course's JupyterLab and kernel defaults into the environment (.venv)."""
+    import json
+
+    for path, settings in (
+        (VENV / "share" / "jupyter" / "lab" / "settings" / "overrides.json", LAB_SETTINGS),
+        (VENV / "etc" / "ipython" / "ipython_kernel_config.json", KERNEL_SETTINGS),
+    ):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        text = json.dumps(settings, indent=2) + "\n"
+        if not path.exists() or path.read_text() != text:
+            path.write_text(text)
+
+
 def lab(*extra: str) -> None:
-    """Start JupyterLab on chapters/, its kernels in the environment the chapters are tested in."""
+    """JupyterLab on the working copy LAB, its kernels in the environment the chapters are tested in.
+
+    ``--reset CHAPTER.ipynb ...`` puts the course's version of those chapters back in
+    the working copy (the learner's version is lost) and starts nothing.
+    """
+    if extra[:1] == ("--reset",):
+        for path in lab_copy(extra[1:], reset=True):
+            print(f"{path}: reset to the course's version", flush=True)
+        return
     if subprocess.run([str(PYTHON), "-c", "import jupyterlab"], capture_output=True).returncode != 0:
         raise SystemExit(
             f"JupyterLab is not installed in {VENV}. It comes with requirements.txt: "
             "pull the latest requirements.txt and run this command again, or install it "
             f"yourself with {PYTHON} -m pip install jupyterlab."
         )
+    copied = lab_copy()
+    if copied:
+        print(f"Copied {len(copied)} file(s) of the course into {LAB}: your runs and edits stay there.",
+              flush=True)
+    lab_settings()
     # Jupyter refuses to run as root unless told; containers (Binder, Docker) often are root.
     as_root = ["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []
-    # Kernels inherit the server's environment, so they run with KERNEL_ENV
-    # (set by run), which is what `notebooks` and `test` use.
-    run(PYTHON, "-m", "jupyterlab", f"--ServerApp.root_dir={CHAPTERS}", *as_root, *extra)
+    # One Ctrl-C stops the server and its kernels, without asking to confirm.
+    command = [str(PYTHON), "-m", "jupyterlab", f"--ServerApp.root_dir={LAB}", "--ServerApp.answer_yes=True",
+               *as_root, *extra]
+    # Kernels inherit the server's environment, so they run with KERNEL_ENV, which
+    # is what `notebooks` and `test` use.
+    env = {**os.environ, **KERNEL_ENV}
+    print("+", " ".join(command), flush=True)
+    if os.name == "posix":
+        # The server takes this process's place: stopping this command (Ctrl-C, or
+        # `kill` on its process id) stops the server, and no server is left behind.
+        sys.stdout.flush()
+        os.execve(command[0], command, env)
+    subprocess.run(command, cwd=ROOT, check=True, env=env)
 
 
 def bench(*extra: str) -> None:
@@ -325,8 +412,11 @@ def grade(*extra: str) -> None:
 _EXECUTE_IN_PLACE = """
 import sys, time, nbformat
 from nbclient import NotebookClient
+from pe_lib.course.display.lab_view import convert
 for path in sys.argv[1:]:
     notebook = nbformat.read(path, as_version=4)
+    # Numbers quoted as {eval}, and JupyterLab's collapsed cells in step with the tags.
+    convert(notebook)
     began = time.perf_counter()
     NotebookClient(notebook, timeout=600, kernel_name="python3", record_timing=False,
                    resources={"metadata": {"path": str(__import__("pathlib").Path(path).parent)}}).execute()
@@ -335,6 +425,7 @@ for path in sys.argv[1:]:
     for cell in notebook.cells:
         if cell.cell_type == "code":
             cell.outputs = [o for o in cell.outputs if o.get("name") != "stderr"]
+    convert(notebook)  # again: the prose's numbers, as JupyterLab shows them, from the new outputs
     nbformat.write(notebook, path)
     print(f"{path}: executed in {time.perf_counter() - began:.1f} s", flush=True)
 """

@@ -116,14 +116,47 @@ def format_number(value, kind: str) -> str:
     return text + "×" if kind == "ratio" else text
 
 
-def glue_number(name: str, value, kind: str) -> str:
+class GluedText(str):
+    """Text glued for the prose: the page quotes it, so a cell ending with it shows nothing.
+
+    >>> GluedText("0.7854") == "0.7854"
+    True
+    """
+
+    def _ipython_display_(self) -> None:
+        """Nothing to show under the cell: the number appears where the prose quotes it."""
+
+
+def glue_number(name: str, value, kind: str) -> GluedText:
     """Glue ``value``, formatted by :func:`format_number`, as text under ``name``.
 
     Call it in a cell tagged ``remove-cell`` and quote the number in the prose
-    with ``{glue:text}`name```. Returns the text, so a check beside it can read it.
+    with ``{eval}`name```. The book reads the glued text (``_ext/glued_expressions.py``);
+    JupyterLab's MyST renderer evaluates ``name`` in the kernel, where this puts the
+    same text. Returns the text, so a check beside it can read it.
     """
     from myst_nb import glue
 
     text = format_number(value, kind)
     glue(name, text, display=False)
-    return text
+    _define_in_kernel(name, text)
+    return GluedText(text)
+
+
+def _define_in_kernel(name: str, text: str) -> None:
+    """Bind ``name`` to ``text`` in the running IPython kernel, for ``{eval}`name``` in JupyterLab."""
+    if not name.isidentifier():
+        raise ValueError(f"name must be a Python identifier, so that {{eval}}`name` can show it; got {name!r}")
+    try:
+        from IPython import get_ipython
+    except ImportError:  # plain Python: there is no notebook to show it in
+        return
+    shell = get_ipython()
+    if shell is None:
+        return
+    glued = shell.user_ns.setdefault("_pe_course_glued", set())
+    if name in shell.user_ns and name not in glued:
+        raise ValueError(f"name {name!r} is already a variable of the notebook; glue the number under "
+                         f"another name, or the prose would show that variable instead")
+    glued.add(name)
+    shell.user_ns[name] = text

@@ -175,8 +175,14 @@ def sharp_png(fig):
     return Image(data=buffer.getvalue(), format="png", retina=True)
 
 
-def glue_figure(name: str, fig, *, rtol: float | None = None) -> None:
-    """Glue ``fig`` for ``{glue:figure}`` and record the data it draws, then close it.
+def glue_figure(name: str, fig, *, rtol: float | None = None, display: bool = True) -> None:
+    """Glue ``fig`` for ``{glue:figure}``, record the data it draws, show it, then close it.
+
+    The figure is shown under the cell, for a reader who runs the chapter in
+    JupyterLab; the book removes that cell (``remove-cell``) and shows the figure
+    once, where ``{glue:figure}`` places it. ``display=False`` glues without
+    showing: for the static drawing of an explorable figure, which the live
+    figure stands for when the chapter runs.
 
     The page gets a PNG of twice the figure's pixels shown at half their size
     (:func:`sharp_png`), sharp on a high-density screen.
@@ -194,7 +200,7 @@ def glue_figure(name: str, fig, *, rtol: float | None = None) -> None:
     """
     import json
 
-    from IPython.display import display
+    from IPython import display as ipython_display
     from myst_nb import glue
     from myst_nb.ext.glue import GLUE_PREFIX
 
@@ -209,9 +215,11 @@ def glue_figure(name: str, fig, *, rtol: float | None = None) -> None:
         "smallest_font_pt": smallest_font_size(fig),
     }
     # Recorded as a glue variable of its own, which the page never shows.
-    display(
+    ipython_display.display(
         {GLUE_PREFIX + FIGURE_DATA_MIME: record},
         raw=True,
         metadata={"scrapbook": {"name": f"{name}--data", "mime_prefix": GLUE_PREFIX}},
     )
+    if display:
+        ipython_display.display(fig)
     plt.close(fig)

@@ -1,0 +1,280 @@
+"""The chapters in JupyterLab, as a learner runs them with ``python3 tasks.py lab``.
+
+Starts ``tasks.py lab`` headless on a free port with a token, on a working copy
+in a temporary folder (``PE_COURSE_LAB``), opens chapters in JupyterLab in
+headless Chromium, runs all their cells, and checks what a learner sees: no
+error or warning output, figures drawn, the numbers of the prose shown as
+numbers, no MyST left raw, and the explorable figure still drawn and moving
+after its cell runs again. Then it stops the lab as the README says and checks
+that the server is gone and that the course's notebooks in chapters/ are
+unchanged. Screenshots of each chapter after Run All land in
+``_build/screenshots/lab-<chapter>.png``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from test_book import CHROMIUM_FLAGS, find_browser
+
+ROOT = Path(__file__).resolve().parents[1]
+CHAPTERS = ROOT / "chapters"
+SCREENSHOTS = ROOT / "_build" / "screenshots"
+#: One chapter with an explorable figure, one that trains models.
+OPENED = ("periodicity", "keras_front_end")
+#: Seconds a chapter may take to run all its cells in the lab (the nbval budget, with room
+#: for the browser on a 2-core machine).
+RUN_ALL_LIMIT = 240
+
+# MyST that a renderer would have turned into something else.
+RAW_MYST = re.compile(r"\{[a-z]+(:[a-z]+)?\}`|^:::|^```\{|^:(alt|name|figclass|class|label):|^\([\w-]+\)=\s*$",
+                      re.MULTILINE)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _digests() -> dict[str, str]:
+    return {path.name: hashlib.sha256(path.read_bytes()).hexdigest() for path in sorted(CHAPTERS.rglob("*"))
+            if path.is_file()}
+
+
+def _glued_texts(chapter: str) -> dict[str, str]:
+    """The text each name is glued as in the committed notebook (what the book shows)."""
+    notebook = json.loads((CHAPTERS / f"{chapter}.ipynb").read_text())
+    texts = {}
+    for cell in notebook["cells"]:
+        for output in cell.get("outputs", ()):
+            name = output.get("metadata", {}).get("scrapbook", {}).get("name")
+            text = output.get("data", {}).get("application/papermill.record/text/plain")
+            if name and text:
+                texts[name] = text.strip("'")
+    return texts
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    """``python3 tasks.py lab`` on a free port; yields (url, token); stops it and checks it is gone."""
+    if find_browser() is None:
+        if os.environ.get("PE_COURSE_SKIP_BROWSER") == "1" and not os.environ.get("CI"):
+            pytest.skip("PE_COURSE_SKIP_BROWSER=1: browser tests skipped on purpose")
+        pytest.fail("No Chromium or Chrome found; install one (Debian/Ubuntu: apt-get install chromium)")
+    home = tmp_path_factory.mktemp("lab")
+    port, token = _free_port(), secrets.token_hex(16)
+    env = {
+        **os.environ,
+        "PE_COURSE_LAB": str(home / "lab"),
+        # A learner's own Jupyter settings and workspaces play no part in the test.
+        "JUPYTER_CONFIG_DIR": str(home / "config"),
+        "JUPYTERLAB_SETTINGS_DIR": str(home / "settings"),
+        "JUPYTERLAB_WORKSPACES_DIR": str(home / "workspaces"),
+        "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
+        # A font cache of its own: one written by another Matplotlib installation can lack
+        # the fonts this one ships, and the kernels would warn about it.
+        "MPLCONFIGDIR": str(home / "matplotlib"),
+    }
+    # Matplotlib builds that font cache once, and says so on stderr: not under a chapter's cell.
+    subprocess.run([sys.executable, "-c", "import matplotlib.font_manager"],
+                   env=env, check=True, capture_output=True)
+    before = _digests()
+    log = (home / "lab.log").open("w")
+    server = subprocess.Popen(
+        [sys.executable, str(ROOT / "tasks.py"), "lab", "--no-browser", f"--port={port}",
+         "--ServerApp.ip=127.0.0.1", f"--IdentityProvider.token={token}",
+         "--LabApp.expose_app_in_browser=True"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            try:
+                urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=5)
+                break
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail("tasks.py lab did not start:\n" + (home / "lab.log").read_text()[-3000:])
+                time.sleep(1)
+        yield url, token, home / "lab"
+    finally:
+        # The README's way to stop it: Ctrl-C (SIGINT) on the command, which is the server itself.
+        server.send_signal(signal.SIGINT)
+        try:
+            server.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            pytest.fail("tasks.py lab did not stop on one Ctrl-C")
+        log.close()
+    with pytest.raises(OSError):
+        urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=5)
+    assert _digests() == before, "running chapters in the lab changed the course's files in chapters/"
+
+
+@pytest.fixture(scope="module")
+def page(lab):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=find_browser(), args=CHROMIUM_FLAGS)
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        yield context.new_page()
+        browser.close()
+
+
+def open_and_run_all(page, lab, chapter: str) -> float:
+    """Open ``chapter`` in JupyterLab, run all its cells, wait for them; return the seconds taken."""
+    url, token, _ = lab
+    # ?reset: a fresh workspace, with this chapter alone open and current.
+    page.goto(f"{url}/lab/tree/{chapter}.ipynb?reset&token={token}")
+    current = ("() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
+               f" return w && w.context && w.context.path === '{chapter}.ipynb' ? w : null; }}")
+    page.wait_for_function(f"() => {{ const w = ({current})();"
+                           " return w && w.sessionContext.session && w.sessionContext.session.kernel"
+                           " && w.sessionContext.session.kernel.status === 'idle'; }",
+                           timeout=180_000, polling=500)
+    began = time.monotonic()
+    # As a learner does it: Run > Run All Cells.
+    page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+    page.get_by_text("Run All Cells", exact=True).click()
+    prompts = f"[...({current})().node.querySelectorAll('.jp-CodeCell .jp-InputArea-prompt')]"
+    # The saved prompts are numbered already: first see the run start ([*] queued)...
+    page.wait_for_function(f"() => {prompts}.some(p => p.textContent.includes('*'))",
+                           timeout=60_000, polling=100)
+    # ... then end: every code cell numbered, none queued, the kernel idle.
+    page.wait_for_function(f"""() => {{
+        const kernel = ({current})().sessionContext.session.kernel;
+        return {prompts}.every(p => /\\[\\d+\\]/.test(p.textContent)) && kernel.status === 'idle';
+    }}""", timeout=RUN_ALL_LIMIT * 1000, polling=500)
+    seconds = time.monotonic() - began
+    page.wait_for_timeout(1500)  # MyST re-renders the prose once its expressions are back
+    return seconds
+
+
+@pytest.fixture(scope="module")
+def chapters_run(page, lab):
+    """Each opened chapter run once: {chapter: seconds for Run All}."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    times = {}
+    for chapter in OPENED:
+        times[chapter] = open_and_run_all(page, lab, chapter)
+        _check_chapter(page, chapter)
+        page.screenshot(path=str(SCREENSHOTS / f"lab-{chapter}.png"))
+        figure = page.locator(".jp-OutputArea-output img").first
+        if figure.count():
+            figure.scroll_into_view_if_needed()
+            page.screenshot(path=str(SCREENSHOTS / f"lab-{chapter}-figure.png"))
+        print(f"{chapter}: Run All in {times[chapter]:.1f} s")
+    return times
+
+
+_FINDINGS = {}
+
+
+def _check_chapter(page, chapter):
+    _FINDINGS[chapter] = page.evaluate("""() => {
+        const panel = window.jupyterapp.shell.currentWidget.node;
+        // Solutions are folded (dropdowns), as on the page: open them to read their numbers.
+        panel.querySelectorAll('details').forEach(d => { d.open = true; });
+        const visible = e => !!(e.offsetWidth || e.offsetHeight || e.getClientRects().length)
+                           && !e.closest('.jp-mod-hidden, .lm-mod-hidden');
+        const outputs = [...panel.querySelectorAll('.jp-OutputArea-output')].filter(visible);
+        const errors = outputs.filter(o => o.matches(
+            '[data-mime-type="application/vnd.jupyter.stderr"], [data-mime-type="application/vnd.jupyter.error"]')
+            || o.querySelector('[data-mime-type="application/vnd.jupyter.stderr"],'
+                               + '[data-mime-type="application/vnd.jupyter.error"]'));
+        const images = [...panel.querySelectorAll('.jp-OutputArea-output img, .jp-OutputArea-output svg.main-svg')]
+            .filter(e => visible(e) && e.getBoundingClientRect().height > 50);
+        const markdown = [...panel.querySelectorAll('.jp-MarkdownCell .jp-RenderedMarkdown, .jp-MarkdownCell .myst')]
+            .filter(visible);
+        const expressions = [...panel.querySelectorAll('.myst-RenderedExpression, [class*="inline-expression"]')];
+        return {
+            errors: errors.map(e => e.innerText.slice(0, 300)),
+            images: images.length,
+            prose: markdown.map(m => m.innerText).join('\\n\\n'),
+            expressions: expressions.map(e => e.innerText.trim()),
+        };
+    }""")
+
+
+@pytest.mark.parametrize("chapter", OPENED)
+def test_runs_without_errors_or_warnings(chapters_run, chapter):
+    assert not _FINDINGS[chapter]["errors"], _FINDINGS[chapter]["errors"]
+
+
+@pytest.mark.parametrize("chapter", OPENED)
+def test_figures_are_shown(chapters_run, chapter):
+    assert _FINDINGS[chapter]["images"] >= 1
+
+
+@pytest.mark.parametrize("chapter", OPENED)
+def test_prose_shows_the_glued_numbers(chapters_run, chapter):
+    prose = _FINDINGS[chapter]["prose"]
+    glued = _glued_texts(chapter)
+    notebook = json.loads((CHAPTERS / f"{chapter}.ipynb").read_text())
+    prose_source = "\n".join("".join(cell["source"]) for cell in notebook["cells"]
+                             if cell["cell_type"] == "markdown")
+    # Captions of {glue:figure} are not drawn in JupyterLab (test_every_directive_is_known).
+    prose_source = re.sub(r"```\{glue:[a-z]+\}.*?```", "", prose_source, flags=re.S)
+    quoted = set(re.findall(r"\{eval\}`(\w+)`", prose_source))
+    assert quoted, "the chapter quotes no glued number"
+    missing = sorted(name for name in quoted if name in glued and glued[name] not in prose)
+    assert not missing, f"numbers not shown in the rendered prose: {missing[:10]}"
+    assert not any(name in prose.split() for name in quoted), "a glued name is shown instead of its number"
+
+
+@pytest.mark.parametrize("chapter", OPENED)
+def test_no_raw_myst_in_the_prose(chapters_run, chapter):
+    raw = sorted({m.group(0) for m in RAW_MYST.finditer(_FINDINGS[chapter]["prose"])})
+    assert not raw, f"MyST left unrendered: {raw}"
+
+
+@pytest.mark.xfail(reason="jupyterlab-myst knows no {glue:figure} or {glue:md} directive: it draws an "
+                          "'Unknown Directive' box where the book has a figure's caption or a table "
+                          "(the figure itself shows under the collapsed cell that glues it)", strict=True)
+@pytest.mark.parametrize("chapter", OPENED)
+def test_every_directive_is_known(chapters_run, chapter):
+    unknown = sorted(set(re.findall(r"([\w:]+) - Unknown Directive", _FINDINGS[chapter]["prose"])))
+    assert not unknown, f"directives JupyterLab cannot draw: {unknown}"
+
+
+@pytest.mark.xfail(reason="the explorable figure's plotly.js sliders collapse the figure when moved after "
+                          "its cell runs again in JupyterLab; the figures are being rebuilt on native sliders",
+                   strict=False)
+def test_explorable_figure_moves_after_a_rerun(chapters_run, page, lab):
+    open_and_run_all(page, lab, "periodicity")
+    figure = page.locator(".jp-OutputArea-output .js-plotly-plot").first
+    figure.scroll_into_view_if_needed()
+    height = figure.bounding_box()["height"]
+    grip = figure.locator(".slider-grip-rect").first
+    label = figure.locator(".slider-currentvalue").first
+    before = label.text_content()
+    box = grip.bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.mouse.down()
+    page.mouse.move(box["x"] + 150, box["y"] + box["height"] / 2, steps=15)
+    page.mouse.up()
+    page.wait_for_timeout(1000)
+    assert figure.bounding_box()["height"] > 0.8 * height, "the figure collapsed when its slider moved"
+    assert label.text_content() != before, "the slider did not move"
+
+
+def test_run_all_times(chapters_run):
+    """Each chapter runs in the lab within its budget; the times are printed with -s."""
+    for chapter, seconds in chapters_run.items():
+        assert seconds < RUN_ALL_LIMIT, f"{chapter}: {seconds:.1f} s"

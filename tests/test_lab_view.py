@@ -1,0 +1,94 @@
+"""The chapters read in JupyterLab as on their pages: collapsed where the book hides, numbers as {eval}."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from pe_lib.course.display.lab_view import lab_view
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted((ROOT / "chapters").glob("*.ipynb"))
+FIX = "python -m pe_lib.course.display.lab_view chapters/*.ipynb (or python3 tasks.py notebooks)"
+
+
+def _cells(path):
+    return json.loads(path.read_text())["cells"]
+
+
+@pytest.mark.parametrize(("tags", "expected"), [
+    ([], {}),
+    (["remove-cell"], {"source_hidden": True}),
+    (["remove-input", "nbval-ignore-output"], {"source_hidden": True}),
+    (["hide-input"], {"source_hidden": True}),
+    (["hide-cell"], {"source_hidden": True, "outputs_hidden": True}),
+    (["remove-output"], {"outputs_hidden": True}),
+    (["nbval-ignore-output", "machine-dependent"], {}),
+])
+def test_what_each_tag_collapses(tags, expected):
+    assert lab_view(tags) == expected
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.stem)
+def test_collapsed_cells_are_in_step_with_the_tags(path):
+    """JupyterLab's jupyter.source_hidden/outputs_hidden say what the book's tags say."""
+    wrong = []
+    for index, cell in enumerate(_cells(path)):
+        jupyter = cell["metadata"].get("jupyter", {})
+        shown = {key: jupyter[key] for key in ("source_hidden", "outputs_hidden") if jupyter.get(key)}
+        if shown != lab_view(cell["metadata"].get("tags", ())):
+            wrong.append(f"cell {index} tags {cell['metadata'].get('tags', [])}: jupyter {jupyter}")
+    assert not wrong, f"out of step with the tags; run {FIX}:\n" + "\n".join(wrong)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.stem)
+def test_removed_cells_show_nothing_but_figures_in_the_lab(path):
+    """A removed cell's outputs stay open in JupyterLab: only a figure may show there."""
+    shown = []
+    for index, cell in enumerate(_cells(path)):
+        if "remove-cell" not in cell["metadata"].get("tags", ()):
+            continue
+        for output in cell.get("outputs", ()):
+            kinds = set(output.get("data", {})) - {"text/plain"}
+            glued = all(kind.startswith("application/papermill.record/") for kind in output.get("data", {"": 0}))
+            figure = any(kind.startswith("image/") for kind in kinds)
+            if output["output_type"] == "stream" or not (glued or figure):
+                shown.append(f"cell {index}: {output['output_type']} {sorted(output.get('data', {})) or ''}")
+    assert not shown, "\n".join(shown)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.stem)
+def test_glued_numbers_are_quoted_as_eval(path):
+    """{glue:text} of a number glued by glue_number would show raw in JupyterLab: quote it with {eval}."""
+    cells = _cells(path)
+    code = "".join("".join(cell["source"]) for cell in cells if cell["cell_type"] == "code")
+    prose = "".join("".join(cell["source"]) for cell in cells if cell["cell_type"] == "markdown")
+    numbers = set(re.findall(r"""glue_number\(\s*["'](\w+)["']""", code))
+    left = sorted(set(re.findall(r"\{glue:text\}`(\w+)`", prose)) & numbers)
+    assert not left, f"quote these with {{eval}}`name` ({FIX}): {left}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.stem)
+def test_saved_expressions_are_the_glued_numbers(path):
+    """What JupyterLab shows for {eval}`name` before a run is the text the book pastes."""
+    cells = _cells(path)
+    glued = {}
+    for cell in cells:
+        for output in cell.get("outputs", ()):
+            name = output.get("metadata", {}).get("scrapbook", {}).get("name")
+            text = output.get("data", {}).get("application/papermill.record/text/plain")
+            if name and text:
+                glued[name] = text
+    wrong = []
+    for index, cell in enumerate(cells):
+        if cell["cell_type"] != "markdown":
+            continue
+        quoted = list(dict.fromkeys(re.findall(r"\{eval\}`(\w+)`", "".join(cell["source"]))))
+        saved = {e["expression"]: e["result"]["data"]["text/plain"]
+                 for e in cell["metadata"].get("user_expressions", ())}
+        if list(saved) != quoted or any(saved[name] != glued.get(name) for name in quoted):
+            wrong.append(f"cell {index}: {quoted} saved as {saved}")
+    assert not wrong, f"run {FIX}:\n" + "\n".join(wrong[:10])
