@@ -190,7 +190,12 @@ def _check_chapter(page, chapter):
     _FINDINGS[chapter] = page.evaluate("""() => {
         const panel = window.jupyterapp.shell.currentWidget.node;
         // Solutions are folded (dropdowns), as on the page: open them to read their numbers.
-        panel.querySelectorAll('details').forEach(d => { d.open = true; });
+        // (Not the boxes of unknown directives, which fold their source away: see
+        // test_every_directive_is_known.)
+        panel.querySelectorAll('details').forEach(d => {
+            const summary = d.querySelector('summary');
+            if (!(summary && /Unknown Directive/.test(summary.innerText))) d.open = true;
+        });
         const visible = e => !!(e.offsetWidth || e.offsetHeight || e.getClientRects().length)
                            && !e.closest('.jp-mod-hidden, .lm-mod-hidden');
         const outputs = [...panel.querySelectorAll('.jp-OutputArea-output')].filter(visible);
