@@ -190,7 +190,12 @@ def _check_chapter(page, chapter):
     _FINDINGS[chapter] = page.evaluate("""() => {
         const panel = window.jupyterapp.shell.currentWidget.node;
         // Solutions are folded (dropdowns), as on the page: open them to read their numbers.
-        panel.querySelectorAll('details').forEach(d => { d.open = true; });
+        // (Not the boxes of unknown directives, which fold their source away: see
+        // test_every_directive_is_known.)
+        panel.querySelectorAll('details').forEach(d => {
+            const summary = d.querySelector('summary');
+            if (!(summary && /Unknown Directive/.test(summary.innerText))) d.open = true;
+        });
         const visible = e => !!(e.offsetWidth || e.offsetHeight || e.getClientRects().length)
                            && !e.closest('.jp-mod-hidden, .lm-mod-hidden');
         const outputs = [...panel.querySelectorAll('.jp-OutputArea-output')].filter(visible);
@@ -253,25 +258,28 @@ def test_every_directive_is_known(chapters_run, chapter):
     assert not unknown, f"directives JupyterLab cannot draw: {unknown}"
 
 
-@pytest.mark.xfail(reason="the explorable figure's plotly.js sliders collapse the figure when moved after "
-                          "its cell runs again in JupyterLab; the figures are being rebuilt on native sliders",
-                   strict=False)
+@pytest.mark.xfail(reason="plotly.js: after its cell runs again in JupyterLab, the first slider move "
+                          "collapses the clock figure from 440 px to a 29 px strip; the explorable "
+                          "figures are being rebuilt on native sliders", strict=False)
 def test_explorable_figure_moves_after_a_rerun(chapters_run, page, lab):
+    """Periodicity's clock figure, after its chapter runs again: drawn, and its slider moves it."""
     open_and_run_all(page, lab, "periodicity")
-    figure = page.locator(".jp-OutputArea-output .js-plotly-plot").first
+    # JupyterLab draws Plotly's own output type: the output element is the figure.
+    figure = page.locator(".jp-OutputArea-output.js-plotly-plot").first
     figure.scroll_into_view_if_needed()
     height = figure.bounding_box()["height"]
+    assert height > 200, f"the figure is not drawn after the rerun ({height:.0f} px high)"
     grip = figure.locator(".slider-grip-rect").first
-    label = figure.locator(".slider-currentvalue").first
-    before = label.text_content()
     box = grip.bounding_box()
     page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     page.mouse.down()
     page.mouse.move(box["x"] + 150, box["y"] + box["height"] / 2, steps=15)
     page.mouse.up()
     page.wait_for_timeout(1000)
-    assert figure.bounding_box()["height"] > 0.8 * height, "the figure collapsed when its slider moved"
-    assert label.text_content() != before, "the slider did not move"
+    after = figure.bounding_box()["height"]
+    assert after > 0.8 * height, (f"the figure collapsed from {height:.0f} to {after:.0f} px "
+                                  "when its slider moved")
+    assert grip.bounding_box()["x"] > box["x"] + 50, "the slider did not move"
 
 
 def test_run_all_times(chapters_run):
