@@ -11,6 +11,9 @@ Once the build is done, each page is rewritten in three small ways:
   cell's toggle (myst-nb) shows "Show code cell source" but is named "Toggle
   hidden content"; the search button shows "Search Ctrl+K" but is named
   "Search". Their ``aria-label`` goes, so their name is the text they show.
+- A name for the arrow that unfolds a part of the navigation (WCAG 4.1.2):
+  the theme's ``<summary>`` holds only an icon, so it gets words that only a
+  screen reader reads.
 
 And every page gets ``_static/scrollable_formulas.js``: formulas are not Tab
 stops (``_config.yml``), except a display formula wider than its column, which
@@ -29,6 +32,9 @@ MISMATCHED_LABELS = (
     ('<summary aria-label="Toggle hidden content">', "<summary>"),
     ('<button class="btn search-button-field search-button__button pst-js-only" title="Search" aria-label="Search"',
      '<button class="btn search-button-field search-button__button pst-js-only" title="Search"'),
+    ('<summary><span class="toctree-toggle" role="presentation"><i class="fa-solid fa-chevron-down"></i></span>',
+     '<summary><span class="toctree-toggle" role="presentation"><i class="fa-solid fa-chevron-down"></i></span>'
+     '<span class="visually-hidden">Show or hide the pages below</span>'),
 )
 
 

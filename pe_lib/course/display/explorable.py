@@ -61,8 +61,8 @@ from pe_lib.course.display.style import PALETTE, book_figure, course_style
 from pe_lib.similarity import offset_similarity
 from pe_lib.rope import apply_rope
 
-#: The course's colours (:data:`pe_lib.course.display.style.PALETTE`): each at
-#: least 3:1 against the white page and against the dark theme's background.
+#: The course's colours, :data:`pe_lib.course.display.style.PALETTE`, each at
+#: least 3 to 1 against the white page and against the dark theme's background.
 COLOURS = PALETTE
 
 #: The most settings one slider offers; more would weigh the page down and
@@ -96,7 +96,7 @@ class Slider:
 
     @property
     def labels(self) -> list[str]:
-        """Each setting as the reader sees it: ``"10000"``, ``"0.5"``."""
+        """Each setting as the reader sees it, such as ``"10000"`` or ``"0.5"``."""
         return [_number(value) for value in self.values]
 
 
@@ -154,7 +154,7 @@ class Explorable:
 
     @property
     def setting(self) -> tuple:
-        """The first setting: each slider's ``active`` index."""
+        """The first setting, made of each slider's ``active`` index."""
         return tuple(slider.active for slider in self.sliders)
 
     def part(self, name: str, kind: str) -> Part:
@@ -343,10 +343,6 @@ def _rounded(values, decimals: int = 4) -> list:
 def _significant(values, digits: int = 6) -> list:
     """Plain floats rounded to ``digits`` significant digits."""
     return [float(f"{value:.{digits - 1}e}") for value in np.asarray(values, dtype=np.float64).ravel()]
-
-
-    """A setting written for a slider's label: ``10000`` or ``0.5``."""
-    return f"{value:g}" if abs(value) < 1e6 else f"{value:.0f}"
 
 
 def _number(value: float) -> str:

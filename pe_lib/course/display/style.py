@@ -15,10 +15,10 @@ import matplotlib.pyplot as plt
 #: uniform and readable in greyscale and with colour-vision deficiencies.
 TABLE_CMAP = "cividis"
 
-#: The colours of lines and points, in the order they are used: Okabe and Ito's
-#: colour-blind-safe set, with orange, sky blue and yellow darkened and a grey,
-#: a purple and a teal added, so that each stands at least 3:1 (WCAG 1.4.11)
-#: against the white page and against the dark theme's background (#121212).
+#: The colours of lines and points, in the order they are used. They are Okabe
+#: and Ito's colour-blind-safe set, with orange, sky blue and yellow darkened and
+#: a grey, a purple and a teal added, so that each stands at least 3 to 1 (WCAG
+#: 1.4.11) against the white page and against the dark theme's background, #121212.
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#767676", "#8A6F00", "#7E6BC4", "#208F8F")
 #: The resolution figures are drawn at, in dots per inch; their PNGs hold twice
 #: as many pixels and are shown at half their size, sharp on high-density screens.
