@@ -326,3 +326,49 @@ def test_sinusoidal_rows_past_two_to_the_24_are_correctly_rounded():
     allowed = np.spacing(np.abs(reference).astype(np.float32)).astype(np.float64) / 2 + 2**25 * 2.0**-51
     assert np.all(np.abs(table - reference) <= allowed)
     assert not np.array_equal(table[1], table[2])
+
+
+# --- every rate option of every RoPE variant, away from its default, reaches the layer ----
+
+
+def hf_rates(method, depth, scale, length, base, options):
+    """The rates of Hugging Face's rope_type for ``method``, at 40 digits, from its formulas."""
+    with mpmath.workdps(40):
+        theta = [mpmath.power(mpmath.mpf(base), -mpmath.mpf(2 * i) / depth) for i in range(depth // 2)]
+        turns = [length * t / (2 * mpmath.pi) for t in theta]
+        if method == "rope_yarn":
+            def dim(r):
+                return depth * mpmath.log(length / (r * 2 * mpmath.pi)) / (2 * mpmath.log(base))
+
+            low, high = dim(options["beta_fast"]), dim(options["beta_slow"])
+            if options.get("truncate", True):
+                low, high = mpmath.floor(low), mpmath.ceil(high)
+            low, high = max(low, 0), min(high, depth - 1)
+            kept = [1 - min(max((i - low) / (high - low), 0), 1) for i in range(depth // 2)]
+        elif method == "rope_yarn_paper":
+            alpha, beta = options["alpha"], options["beta"]
+            kept = [min(max((r - alpha) / (beta - alpha), 0), 1) for r in turns]
+        else:  # rope_llama3: kept above high turns, interpolated below low, smooth between
+            low, high = options["low_freq_factor"], options["high_freq_factor"]
+            kept = [min(max((r - low) / (high - low), 0), 1) for r in turns]
+        return [t * k + t / scale * (1 - k) for t, k in zip(theta, kept)]
+
+
+@pytest.mark.parametrize(
+    ("method", "options"),
+    [
+        ("rope_yarn", {"beta_fast": 16.0, "beta_slow": 2.0}),
+        ("rope_yarn", {"beta_fast": 16.0, "beta_slow": 2.0, "truncate": False}),
+        ("rope_yarn_paper", {"alpha": 2.0, "beta": 16.0}),
+        ("rope_llama3", {"low_freq_factor": 2.0, "high_freq_factor": 8.0}),
+    ],
+)
+def test_rate_options_away_from_their_defaults_reach_the_layer(method, options):
+    depth, scale, length, base = 32, 4.0, 512, 500000.0
+    layer = RotaryEmbedding(method, base=base, scale=scale, original_length=length, **options)
+    layer(np.zeros((1, 2, depth), "float32"))
+    expected = hf_rates(method, depth, scale, length, base, options)
+    assert_within_ulp(layer.rates, expected, ulp=16)
+    defaults = RotaryEmbedding(method, base=base, scale=scale, original_length=length)
+    defaults(np.zeros((1, 2, depth), "float32"))
+    assert not np.allclose(layer.rates, defaults.rates, rtol=1e-6)
