@@ -46,3 +46,7 @@ class Builds:
 def builds(tmp_path_factory):
     """``builds(name)``: the :class:`classroom.build.Built` of assignment ``name``."""
     return Builds(tmp_path_factory.mktemp("assignment-builds"))
+
+# The script that generated tests/data from Hugging Face transformers runs in an
+# environment of its own; pytest must not import it (its doctests included).
+collect_ignore = ["data"]
