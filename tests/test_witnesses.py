@@ -119,7 +119,6 @@ def test_yarn_with_a_context_shorter_than_one_turn_keeps_only_the_fastest_pair()
     "call",
     [
         lambda: yarn_ramp([1, 2, 3], 2.0, 2.0),
-        lambda: llama3_rates(8, 4.0, 64, low_freq_factor=2, high_freq_factor=2),
         lambda: yarn_rates(8, 4.0, 64, beta_fast=2.0, beta_slow=2.0),
         lambda: pe_lib.rope_scaling.yarn_paper_rates(8, 4.0, 64, alpha=3.0, beta=3.0),
     ],
@@ -127,6 +126,15 @@ def test_yarn_with_a_context_shorter_than_one_turn_keeps_only_the_fastest_pair()
 def test_ramps_refuse_equal_ends(call):
     with pytest.raises(ValueError, match="must exceed"):
         call()
+
+
+def test_llama3_with_equal_factors_cuts_without_a_ramp():
+    # Llama 4 Scout ships low_freq_factor == high_freq_factor: no band is ramped. For
+    # depth 8 the wavelengths are 2*pi * (1, 10, 100, 1000); both bounds are 64 / 2 = 32,
+    # so pair 0 keeps its rate and the three slower pairs are divided by the factor 4.
+    rates = llama3_rates(8, 4.0, 64, low_freq_factor=2, high_freq_factor=2)
+    assert np.all(np.isfinite(rates))
+    assert_within_ulp(rates, [r * share for r, share in zip(exact_rates(8), [1, 0.25, 0.25, 0.25])])
 
 
 def test_dynamic_ntk_at_its_trained_length_is_plain_rope():
