@@ -11,6 +11,10 @@ Once the build is done, each page is rewritten in three small ways:
   cell's toggle (myst-nb) shows "Show code cell source" but is named "Toggle
   hidden content"; the search button shows "Search Ctrl+K" but is named
   "Search". Their ``aria-label`` goes, so their name is the text they show.
+- The references' entries as items of their list (WCAG 1.3.1, 4.1.2): the
+  bibliography (sphinxcontrib-bibtex, docutils) is a ``role="list"`` whose
+  entries carry ``role="doc-biblioentry"``, a role DPUB-ARIA has withdrawn, so
+  the list has no items; they become ``role="listitem"``.
 - A name for the arrow that unfolds a part of the navigation (WCAG 4.1.2):
   the theme's ``<summary>`` holds only an icon, so it gets words that only a
   screen reader reads.
@@ -41,6 +45,7 @@ MISMATCHED_LABELS = (
 def rewrite(text: str) -> str:
     """A page as the course serves it."""
     text = FONTAWESOME_SCRIPT.sub("", text)
+    text = text.replace('role="doc-biblioentry"', 'role="listitem"')
     for label, plain in MISMATCHED_LABELS:
         text = text.replace(label, plain)
     return text

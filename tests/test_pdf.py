@@ -67,7 +67,18 @@ def pdf(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def text(pdf) -> str:
-    return "\n".join(page.extract_text() or "" for page in pdf.pages)
+    import unicodedata
+
+    # NFKC: the fonts' ligatures ("ﬁ") read back as the letters they join.
+    return unicodedata.normalize("NFKC", "\n".join(page.extract_text() or "" for page in pdf.pages))
+
+
+def bookmarks(outline) -> list[str]:
+    """Every bookmark's title, the nested ones too."""
+    found = []
+    for entry in outline:
+        found += bookmarks(entry) if isinstance(entry, list) else [entry["/Title"]]
+    return found
 
 
 def test_the_book_has_the_pages_a_book_of_this_length_needs(pdf, text):
@@ -96,7 +107,9 @@ def test_sections_are_numbered(text):
 
 
 def test_the_pdf_has_bookmarks_and_a_contents_page(pdf, text):
-    assert len(pdf.outline) >= len(chapter_titles())
+    titles = bookmarks(pdf.outline)
+    for number, title in enumerate(chapter_titles(), start=1):
+        assert any(t.startswith(f"{number}. ") and title.split()[0] in t for t in titles), (title, titles[:20])
     assert "Contents" in text[:20_000]
 
 
@@ -122,6 +135,8 @@ def test_every_font_is_embedded(pdf):
         resources = page.get("/Resources") or {}
         for font in (resources.get("/Font") or {}).values():
             font = font.get_object()
+            if font.get("/Subtype") == "/Type3":
+                continue   # MathJax's glyphs, drawn by the PDF's own procedures: nothing to embed
             descendants = font.get("/DescendantFonts")
             for face in ([d.get_object() for d in descendants] if descendants else [font]):
                 descriptor = face.get("/FontDescriptor")
