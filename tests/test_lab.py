@@ -258,8 +258,8 @@ def test_every_directive_is_known(chapters_run, chapter):
     assert not unknown, f"directives JupyterLab cannot draw: {unknown}"
 
 
-@pytest.mark.xfail(reason="native sliders: whether their script runs again when JupyterLab redraws a "
-                          "rerun cell is not yet confirmed on every JupyterLab release", strict=False)
+@pytest.mark.xfail(reason="in JupyterLab's output area the figure's script does not yet take over "
+                          "its drawing: after a rerun the slider does not move", strict=False)
 def test_explorable_figure_moves_after_a_rerun(chapters_run, page, lab):
     """Periodicity's clock figure, after its chapter runs again: drawn, and its slider moves it."""
     open_and_run_all(page, lab, "periodicity")
