@@ -286,8 +286,8 @@ def grade_folder(folder: Path, *, out: Path | None = Path("scores.csv"), assignm
                                          for s in submissions if s.student in results])
     todo = [submission for submission in submissions if submission.student not in results]
     if results:
-        log(f"{len(results)} of {len(submissions)} already graded by an earlier run, their notebooks "
-            "unchanged: kept (--regrade grades them again)")
+        log(f"{len(results)} of {len(submissions)} unchanged since an earlier run: kept "
+            "(--regrade grades them again)")
     unwritten, why_unwritten = [], ""
 
     def deliver(submission: Submission, entry: dict, count: str) -> None:

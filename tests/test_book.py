@@ -458,6 +458,8 @@ def notebook_figures() -> dict[str, dict]:
                 if key in data:
                     name = output.get("metadata", {}).get("scrapbook", {}).get("name")
                     digest = hashlib.sha256(base64.b64decode("".join(data[key]))).hexdigest()
+                    if digest in found and found[digest]["record"] is not None:
+                        continue  # the same drawing shown under its glue cell, for JupyterLab
                     found[digest] = {"where": f"{chapter}: cell {number}" + (f" ({name})" if name else ""),
                                      "record": records.get(name)}
     return found
