@@ -112,17 +112,23 @@ def test_every_internal_link_and_anchor_resolves(book):
     assert not broken, "\n".join(broken)
 
 
-@pytest.fixture(scope="session")
-def browser():
+def require_browser(skipped: str = "browser tests skipped on purpose") -> str:
+    """The Chromium to test with; without one, skip on purpose (never under CI) or fail."""
     executable = find_browser()
     if executable is None:
         if os.environ.get("PE_COURSE_SKIP_BROWSER") == "1" and not os.environ.get("CI"):
-            pytest.skip("PE_COURSE_SKIP_BROWSER=1: browser tests skipped on purpose")
+            pytest.skip(f"PE_COURSE_SKIP_BROWSER=1: {skipped}")
         pytest.fail(
             "No Chromium or Chrome found (looked for " + ", ".join(BROWSER_NAMES) + "). "
             "Install one (Debian/Ubuntu: apt-get install chromium); "
             "python3 tasks.py test does this itself when run as root."
         )
+    return executable
+
+
+@pytest.fixture(scope="session")
+def browser():
+    executable = require_browser()
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:

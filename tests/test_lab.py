@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from test_book import CHROMIUM_FLAGS, find_browser
+from test_book import CHROMIUM_FLAGS, find_browser, require_browser
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = ROOT / "chapters"
@@ -71,10 +71,7 @@ def _glued_texts(chapter: str) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
     """``python3 tasks.py lab`` on a free port; yields (url, token); stops it and checks it is gone."""
-    if find_browser() is None:
-        if os.environ.get("PE_COURSE_SKIP_BROWSER") == "1" and not os.environ.get("CI"):
-            pytest.skip("PE_COURSE_SKIP_BROWSER=1: browser tests skipped on purpose")
-        pytest.fail("No Chromium or Chrome found; install one (Debian/Ubuntu: apt-get install chromium)")
+    require_browser()
     home = tmp_path_factory.mktemp("lab")
     port, token = _free_port(), secrets.token_hex(16)
     env = {

@@ -13,7 +13,6 @@ it on purpose (refused when ``CI`` is set).
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -45,12 +44,9 @@ def chapter_titles() -> list[str]:
 
 @pytest.fixture(scope="module")
 def pdf(tmp_path_factory):
-    from test_book import find_browser
+    from test_book import require_browser
 
-    if find_browser() is None:
-        if os.environ.get("PE_COURSE_SKIP_BROWSER") == "1" and not os.environ.get("CI"):
-            pytest.skip("PE_COURSE_SKIP_BROWSER=1: the PDF is not printed")
-        pytest.fail("No Chromium found to print the book with (apt-get install chromium)")
+    require_browser("the PDF is not printed")
     output = tmp_path_factory.mktemp("pdf")
     jupyter_book = Path(sys.executable).parent / "jupyter-book"
     built = subprocess.run([str(jupyter_book), "build", str(ROOT), "--builder", "singlehtml", "--path-output",
