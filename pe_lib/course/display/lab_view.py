@@ -22,6 +22,11 @@ since the live figure stands for it when the chapter runs. Each Markdown cell ke
 the values of its ``{eval}`` roles in its metadata (:func:`store_expressions`),
 so that the numbers show as soon as a chapter opens.
 
+What the book pastes from glue and JupyterLab cannot (a figure's caption, a
+table, text glued by ``glue`` itself) is written for JupyterLab in the
+learner's copy that ``python3 tasks.py lab`` makes (:func:`for_the_lab`); the
+course's chapters keep the glue the book reads.
+
 >>> lab_view(["hide-input"])
 {'source_hidden': True}
 >>> lab_view(["hide-cell", "nbval-ignore-output"])
