@@ -282,7 +282,9 @@ def lab_copy(names: tuple[str, ...] = (), *, reset: bool = False) -> list[Path]:
     """Copy the chapters (and their data) into LAB: those missing, or ``names`` again when ``reset``.
 
     A chapter already in the working copy is the learner's and is kept; a chapter the
-    course adds later is copied on the next start. Returns the files copied.
+    course adds later is copied on the next start. A chapter's copy reads in JupyterLab
+    as its page does (``for_the_lab`` in pe_lib.course.display.lab_view: figure captions,
+    tables and text the book pastes from glue). Returns the files copied.
     """
     if reset:
         unknown = [name for name in names if not (CHAPTERS / name).is_file()]
@@ -293,16 +295,24 @@ def lab_copy(names: tuple[str, ...] = (), *, reset: bool = False) -> list[Path]:
     else:
         sources = [path for path in sorted(CHAPTERS.rglob("*")) if path.is_file()
                    and ".ipynb_checkpoints" not in path.parts and "__pycache__" not in path.parts]
-    copied = []
+    copied, notebooks = [], []
     for source in sources:
         target = LAB / source.relative_to(CHAPTERS)
         if target.exists() and not reset:
             continue
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(source, target)
+        if source.suffix == ".ipynb":
+            notebooks.append(source.relative_to(CHAPTERS))
+        else:
+            shutil.copy2(source, target)
+        copied.append(target)
+    if notebooks:
+        # A chapter's copy shows in JupyterLab what the book pastes from glue (figure
+        # captions, tables, text): see pe_lib.course.display.lab_view.for_the_lab.
+        run(PYTHON, "-m", "pe_lib.course.display.lab_view", "--for-the-lab", CHAPTERS, LAB, *notebooks)
+    for target in copied:
         # The copy is the learner's to edit, even where the course's files are read-only.
         target.chmod(target.stat().st_mode | 0o200)
-        copied.append(target)
     return copied
 
 

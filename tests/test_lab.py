@@ -205,11 +205,30 @@ def _check_chapter(page, chapter):
         const markdown = [...panel.querySelectorAll('.jp-MarkdownCell .jp-RenderedMarkdown, .jp-MarkdownCell .myst')]
             .filter(visible);
         const expressions = [...panel.querySelectorAll('.myst-RenderedExpression, [class*="inline-expression"]')];
+        // A caption is a numbered figure in a Markdown cell; its figure is the output of a cell
+        // just above it (only collapsed bookkeeping cells may stand between them).
+        const cells = [...panel.querySelectorAll('.jp-Cell')];
+        const captioned = [...panel.querySelectorAll('.jp-MarkdownCell figure[id]')]
+            .filter(f => /^Figure\\s\\d+:/.test(f.querySelector('figcaption') ? f.querySelector('figcaption').innerText : ''));
+        const drawn = cell => [...cell.querySelectorAll('.jp-OutputArea-output img, .jp-OutputArea-output .explorable')]
+            .some(e => visible(e) && e.getBoundingClientRect().height > 50);
+        const uncaptioned = captioned.filter(f => {
+            const index = cells.indexOf(f.closest('.jp-Cell'));
+            return !cells.slice(Math.max(0, index - 3), index).some(drawn);
+        }).map(f => f.id);
+        const figureIds = new Set(captioned.map(f => f.id));
+        const references = [...panel.querySelectorAll('.jp-MarkdownCell a[href^="#"]')]
+            .filter(a => figureIds.has(a.getAttribute('href').slice(1)) && !a.closest('figcaption')
+                         && /^Figure\\s\\d+$/.test(a.innerText.trim()))
+            .map(a => a.getAttribute('href').slice(1));
         return {
             errors: errors.map(e => e.innerText.slice(0, 300)),
             images: images.length,
             prose: markdown.map(m => m.innerText).join('\\n\\n'),
             expressions: expressions.map(e => e.innerText.trim()),
+            captions: captioned.map(f => f.id),
+            uncaptioned: uncaptioned,
+            figure_references: references,
         };
     }""")
 
@@ -231,8 +250,6 @@ def test_prose_shows_the_glued_numbers(chapters_run, chapter):
     notebook = json.loads((CHAPTERS / f"{chapter}.ipynb").read_text())
     prose_source = "\n".join("".join(cell["source"]) for cell in notebook["cells"]
                              if cell["cell_type"] == "markdown")
-    # Captions of {glue:figure} are not drawn in JupyterLab (test_every_directive_is_known).
-    prose_source = re.sub(r"```\{glue:[a-z]+\}.*?```", "", prose_source, flags=re.S)
     quoted = set(re.findall(r"\{eval\}`(\w+)`", prose_source))
     assert quoted, "the chapter quotes no glued number"
     missing = sorted(name for name in quoted if name in glued and glued[name] not in prose)
@@ -241,24 +258,42 @@ def test_prose_shows_the_glued_numbers(chapters_run, chapter):
 
 
 @pytest.mark.parametrize("chapter", OPENED)
+def test_prose_shows_what_the_book_pastes(chapters_run, chapter):
+    """Text glued by ``glue`` (here or in another chapter) and each figure's caption, in its place."""
+    notebook = json.loads((CHAPTERS / f"{chapter}.ipynb").read_text())
+    prose_source = "\n".join("".join(cell["source"]) for cell in notebook["cells"]
+                             if cell["cell_type"] == "markdown")
+    findings = _FINDINGS[chapter]
+    missing = []
+    for other, name in re.findall(r"\{glue:text\}`(?:([\w-]+)\.ipynb::)?(\w+)[^`]*`", prose_source):
+        text = _glued_texts(other or chapter)[name]
+        if text not in findings["prose"]:
+            missing.append(f"{name} ({text})")
+    assert not missing, f"glued text not shown in the rendered prose: {missing}"
+    labels = re.findall(r"```\{glue:figure\}[^\n]*\n(?::[^\n]*\n)*?:name:\s*(\S+)", prose_source)
+    assert labels, "the chapter has no captioned figure"
+    assert findings["captions"] == labels, "each figure's caption, numbered, in the order of the text"
+    assert not findings["uncaptioned"], f"captions with no figure just above them: {findings['uncaptioned']}"
+    references = re.findall(r"\{numref\}`([\w-]+)`", prose_source)
+    assert findings["figure_references"] == [r for r in references if r in labels], \
+        "a {numref} to a figure is not drawn as a link to it"
+
+
+@pytest.mark.parametrize("chapter", OPENED)
 def test_no_raw_myst_in_the_prose(chapters_run, chapter):
     raw = sorted({m.group(0) for m in RAW_MYST.finditer(_FINDINGS[chapter]["prose"])})
     assert not raw, f"MyST left unrendered: {raw}"
 
 
-@pytest.mark.xfail(reason="jupyterlab-myst knows no {glue:figure} or {glue:md} directive: it draws an "
-                          "'Unknown Directive' box where the book has a figure's caption or a table "
-                          "(the figure itself shows under the collapsed cell that glues it)", strict=True)
 @pytest.mark.parametrize("chapter", OPENED)
 def test_every_directive_is_known(chapters_run, chapter):
+    """The book's glue directives are written for JupyterLab in the learner's copy (``for_the_lab``)."""
     unknown = sorted(set(re.findall(r"([\w:]+) - Unknown Directive", _FINDINGS[chapter]["prose"])))
     assert not unknown, f"directives JupyterLab cannot draw: {unknown}"
 
 
-@pytest.mark.xfail(reason="in JupyterLab's output area the figure's script does not yet take over "
-                          "its drawing: after a rerun the slider does not move", strict=False)
 def test_explorable_figure_moves_after_a_rerun(chapters_run, page, lab):
-    """Periodicity's clock figure, after its chapter runs again: drawn, and its slider moves it."""
+    """Periodicity's clock figure, after its chapter runs again: drawn, and moved by keyboard and mouse."""
     open_and_run_all(page, lab, "periodicity")
     figure = page.locator(".jp-OutputArea-output .explorable").first
     figure.scroll_into_view_if_needed()
@@ -266,16 +301,34 @@ def test_explorable_figure_moves_after_a_rerun(chapters_run, page, lab):
     assert height > 200, f"the figure is not drawn after the rerun ({height:.0f} px high)"
     slider = figure.locator("input.explorable-slider").first
     status = figure.locator(".explorable-status").first
-    before_value, before_status = slider.input_value(), status.inner_text()
-    slider.focus()
-    for _ in range(5):
-        page.keyboard.press("ArrowRight")
-    page.wait_for_timeout(500)
-    assert slider.input_value() != before_value, "the slider did not move by keyboard"
-    assert status.inner_text() != before_status, "the figure did not change when its slider moved"
-    after = figure.bounding_box()["height"]
-    assert after > 0.8 * height, (f"the figure collapsed from {height:.0f} to {after:.0f} px "
-                                  "when its slider moved")
+
+    def moved(how: str, move) -> None:
+        before_value, before_status = slider.input_value(), status.inner_text()
+        move()
+        page.wait_for_timeout(500)
+        assert slider.input_value() != before_value, f"the slider did not move by {how}"
+        assert status.inner_text() != before_status, f"the figure did not change when {how} moved its slider"
+        after = figure.bounding_box()["height"]
+        assert after > 0.8 * height, (f"the figure collapsed from {height:.0f} to {after:.0f} px "
+                                      f"when {how} moved its slider")
+
+    def keys() -> None:
+        slider.focus()
+        for _ in range(5):
+            page.keyboard.press("ArrowRight")
+        # The keys moved the slider, not the notebook's selection: the slider keeps the focus.
+        assert slider.evaluate("s => document.activeElement === s"), "a key took the focus off the slider"
+
+    def drag() -> None:
+        box = slider.bounding_box()
+        middle = box["y"] + box["height"] / 2
+        page.mouse.move(box["x"] + 4, middle)
+        page.mouse.down()
+        page.mouse.move(box["x"] + 0.7 * box["width"], middle, steps=8)
+        page.mouse.up()
+
+    moved("the keyboard", keys)
+    moved("the mouse", drag)
 
 
 def test_run_all_times(chapters_run):

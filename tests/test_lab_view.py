@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pe_lib.course.display.lab_view import lab_view
+from pe_lib.course.display.lab_view import for_the_lab, lab_view
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "chapters").glob("*.ipynb"))
@@ -92,3 +92,67 @@ def test_saved_expressions_are_the_glued_numbers(path):
         if list(saved) != quoted or any(saved[name] != glued.get(name) for name in quoted):
             wrong.append(f"cell {index}: {quoted} saved as {saved}")
     assert not wrong, f"run {FIX}:\n" + "\n".join(wrong[:10])
+
+
+def _record(name, kind, value):
+    """An output as myst-nb's glue saves it."""
+    prefix = "application/papermill.record/"
+    return {"output_type": "display_data", "data": {prefix + kind: value},
+            "metadata": {"scrapbook": {"name": name, "mime_prefix": prefix}}}
+
+
+def _markdown(source):
+    return {"cell_type": "markdown", "metadata": {}, "source": source}
+
+
+def test_the_lab_copy_captions_a_glued_figure():
+    source = ("Before.\n\n```{glue:figure} fig-a\n:alt: Two lines.\n:name: fig-a-lines\n:figclass: wide\n\n"
+              "Two lines, {eval}`a_count` of them.\n```\n\nAfter, see {numref}`fig-a-lines`.")
+    (cell,) = for_the_lab({"cells": [_markdown(source)]})["cells"]
+    assert cell["source"] == ("Before.\n\n```{figure}\n:label: fig-a-lines\n\nTwo lines, {eval}`a_count` of them.\n"
+                              "```\n\nAfter, see {numref}`fig-a-lines`.")
+
+
+def test_the_lab_copy_captions_a_figure_whose_fence_ends_with_the_cell():
+    (cell,) = for_the_lab({"cells": [_markdown("```{glue:figure} fig-b\n:name: fig-b\n\nA caption.")]})["cells"]
+    assert cell["source"] == "```{figure}\n:label: fig-b\n\nA caption.\n```"
+
+
+def test_the_lab_copy_pastes_glued_tables_and_text(tmp_path):
+    other = {"cells": [{"id": "c1", "cell_type": "code", "metadata": {}, "source": "", "execution_count": 1,
+                        "outputs": [_record("acc", "text/plain", "'0.98'")]}],
+             "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (tmp_path / "other.ipynb").write_text(json.dumps(other))
+    code = {"cell_type": "code", "metadata": {}, "source": "", "execution_count": 1, "outputs": [
+        _record("a_table", "text/markdown", "| a | b |\n| --- | --- |\n| 1 | 2 |\n"),
+        _record("a_version", "text/plain", "'0.8.0'"),
+        _record("a-figure", "image/png", "iVBORw0KGgo="),
+    ]}
+    prose = _markdown("```{glue:md} a_table\n:format: myst\n```\n\nVersion {glue:text}`a_version`, "
+                      "accuracy {glue:text}`other.ipynb::acc:s`, {glue:text}`missing` left.")
+    notebook = for_the_lab({"cells": [code, prose]}, tmp_path)
+    assert notebook["cells"][1]["source"] == ("| a | b |\n| --- | --- |\n| 1 | 2 |\n\nVersion 0.8.0, "
+                                              "accuracy 0.98, {glue:text}`missing` left.")
+
+
+def test_the_lab_copy_opens_the_output_of_a_figure_cell_the_book_shows_elsewhere():
+    png = {"output_type": "display_data", "data": {"image/png": "iVBORw0KGgo="}, "metadata": {}}
+    figure_cell = {"cell_type": "code", "source": "", "execution_count": 1,
+                   "metadata": {"tags": ["hide-input", "remove-output"],
+                                "jupyter": {"source_hidden": True, "outputs_hidden": True}},
+                   "outputs": [_record("fig-c", "image/png", "iVBORw0KGgo="), png]}
+    other_cell = {"cell_type": "code", "source": "", "execution_count": 2,
+                  "metadata": {"tags": ["remove-output"], "jupyter": {"outputs_hidden": True}},
+                  "outputs": [png]}
+    notebook = for_the_lab({"cells": [figure_cell, other_cell]})
+    assert notebook["cells"][0]["metadata"]["jupyter"] == {"source_hidden": True}
+    assert notebook["cells"][1]["metadata"]["jupyter"] == {"outputs_hidden": True}
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.stem)
+def test_the_lab_copy_leaves_no_glue_for_jupyterlab(path):
+    """Every glue directive and role of a chapter becomes something JupyterLab's MyST renderer draws."""
+    notebook = for_the_lab(json.loads(path.read_text()), path.parent)
+    left = sorted({match for cell in notebook["cells"] if cell["cell_type"] == "markdown"
+                   for match in re.findall(r"\{glue[:\w]*\}`?[^`\n]*", "".join(cell["source"]))})
+    assert not left, f"glue that JupyterLab would show raw or as an unknown directive: {left}"

@@ -237,7 +237,9 @@ class Explorable:
 
 #: The script inside every figure's output. It finds its figure from its own
 #: element (``document.currentScript``), reads the data beside it, and on every
-#: move of a slider sets each part to its value at the new setting.
+#: move of a slider sets each part to its value at the new setting. The keys
+#: that move a slider stop at the slider: JupyterLab reads keys as they bubble
+#: up to the document, and would also take them as notebook shortcuts.
 _SCRIPT = """(function (script) {
 var root = script.parentElement;
 var data = JSON.parse(root.querySelector('script.explorable-data').textContent);
@@ -272,7 +274,13 @@ function draw() {
     });
   });
 }
-inputs.forEach(function (input) { input.addEventListener('input', draw); });
+// The keys that move a slider move only the slider: in JupyterLab, a key pressed on
+// an output is otherwise also a notebook shortcut (ArrowRight selects the next cell).
+var moves = /^(Arrow(Left|Right|Up|Down)|Page(Up|Down)|Home|End)$/;
+inputs.forEach(function (input) {
+  input.addEventListener('input', draw);
+  input.addEventListener('keydown', function (event) { if (moves.test(event.key)) event.stopPropagation(); });
+});
 root.querySelector('.explorable-controls').hidden = false;
 draw();
 root.classList.add('explorable-ready');

@@ -22,6 +22,11 @@ since the live figure stands for it when the chapter runs. Each Markdown cell ke
 the values of its ``{eval}`` roles in its metadata (:func:`store_expressions`),
 so that the numbers show as soon as a chapter opens.
 
+What the book pastes from glue and JupyterLab cannot (a figure's caption, a
+table, text glued by ``glue`` itself) is written for JupyterLab in the
+learner's copy that ``python3 tasks.py lab`` makes (:func:`for_the_lab`); the
+course's chapters keep the glue the book reads.
+
 >>> lab_view(["hide-input"])
 {'source_hidden': True}
 >>> lab_view(["hide-cell", "nbval-ignore-output"])
@@ -154,13 +159,127 @@ def store_expressions(notebook) -> bool:
     return changed
 
 
+# What the book pastes from glue that JupyterLab's MyST renderer cannot: a figure with its
+# caption, a table of glued Markdown, text glued by myst-nb's glue itself or in another chapter.
+_GLUE_FIGURE = re.compile(r"^```\{glue:figure\}[ \t]+(?P<name>\S+)[ \t]*\n(?P<options>(?::[^\n]*\n)*)"
+                          r"(?P<caption>.*?)(?:^```[ \t]*$|\Z)", re.MULTILINE | re.DOTALL)
+_GLUE_MD = re.compile(r"^```\{glue:md\}[ \t]+(?P<name>\S+)[ \t]*\n(?::[^\n]*\n)*```[ \t]*$", re.MULTILINE)
+_GLUE_TEXT_ANY = re.compile(r"\{glue(?::text|:any)?\}`(?:(?P<notebook>[^`:]+\.ipynb)::)?(?P<name>[\w-]+)"
+                            r"(?::(?P<format>[^`]*))?`")
+_FIGURE_OPTION = re.compile(r"^:name:[ \t]*(\S+)", re.MULTILINE)
+
+
+def glued_records(notebook, kind: str) -> dict[str, str]:
+    """What a notebook's saved outputs glue under each name as ``kind`` (``text/plain``, ...)."""
+    records = {}
+    for cell in notebook["cells"]:
+        for output in cell.get("outputs", ()):
+            name = output.get("metadata", {}).get("scrapbook", {}).get("name")
+            value = output.get("data", {}).get(_GLUE_PREFIX + kind)
+            if name and value is not None:
+                records[name] = _text(value)
+    return records
+
+
+def glues_a_figure(cell) -> bool:
+    """True if a code cell glues a figure for ``{glue:figure}`` and shows it under itself."""
+    outputs = cell.get("outputs", ())
+    return (any(_GLUE_PREFIX + "image/png" in output.get("data", {}) for output in outputs)
+            and any("image/png" in output.get("data", {}) for output in outputs))
+
+
+def for_the_lab(notebook, chapters=None) -> dict:
+    r"""The learner's copy of a chapter: what the book pastes from glue, written as JupyterLab shows it.
+
+    Made by ``python3 tasks.py lab`` when it copies a chapter into the learner's
+    folder; the course's notebooks keep the glue the book reads. In the copy:
+
+    - a ``{glue:figure}`` becomes a MyST ``{figure}`` holding its caption and its
+      ``:name:`` as ``:label:`` (so ``{numref}`` still finds it). The figure itself
+      is the output of the cell that glues it, just above the caption: running
+      the cell draws it again, and the caption reads under the new drawing;
+    - a cell whose figure the book shows at its caption (``remove-output``) keeps its
+      output open, so the figure shows when the cell runs;
+    - a ``{glue:md}`` table and text glued by myst-nb's ``glue`` (in this chapter,
+      or in another chapter ``name.ipynb::``, found in ``chapters``) are pasted as
+      the text the book shows; a run does not change them.
+
+    Numbers quoted with ``{eval}`` are left as they are: the kernel computes them.
+    Returns ``notebook``, changed in place.
+
+    >>> cell = {"cell_type": "markdown", "metadata": {}, "source":
+    ...         "```{glue:figure} fig-a\n:alt: A line.\n:name: fig-a-line\n\nA line.\n```"}
+    >>> print(for_the_lab({"cells": [cell]})["cells"][0]["source"])
+    ```{figure}
+    :label: fig-a-line
+    <BLANKLINE>
+    A line.
+    ```
+    """
+    from pathlib import Path
+
+    others: dict[str, dict[str, str]] = {}
+
+    def other(name: str) -> dict[str, str]:
+        if name not in others:
+            import nbformat
+
+            if chapters is None:
+                raise ValueError(f"the chapter quotes {name}, but no chapters folder was given to read it from")
+            others[name] = glued_records(nbformat.read(Path(chapters) / name, as_version=4), "text/plain")
+        return others[name]
+
+    texts = glued_records(notebook, "text/plain")
+    tables = glued_records(notebook, "text/markdown")
+
+    def text(match) -> str:
+        glued = other(match["notebook"]) if match["notebook"] else texts
+        if match["name"] not in glued:
+            return match[0]
+        value = ast.literal_eval(glued[match["name"]])
+        return format(value, match["format"]) if match["format"] else str(value)
+
+    def figure(match) -> str:
+        label = _FIGURE_OPTION.search(match["options"])
+        head = "```{figure}\n" + (f":label: {label[1]}\n" if label else "")
+        return head + "\n" + match["caption"].strip("\n") + "\n```"
+
+    for cell in notebook["cells"]:
+        if cell["cell_type"] == "code":
+            if glues_a_figure(cell) and cell["metadata"].get("jupyter", {}).get("outputs_hidden"):
+                del cell["metadata"]["jupyter"]["outputs_hidden"]
+            continue
+        if cell["cell_type"] != "markdown":
+            continue
+        source = _GLUE_FIGURE.sub(figure, _text(cell["source"]))
+        source = _GLUE_MD.sub(lambda m: tables.get(m["name"], m[0]).strip("\n"), source)
+        cell["source"] = _GLUE_TEXT_ANY.sub(text, source)
+    return notebook
+
+
 def _text(source) -> str:
     return source if isinstance(source, str) else "".join(source)
+
+
+def copy_for_the_lab(chapters: str, folder: str, names: list[str]) -> None:
+    """Write :func:`for_the_lab` of each chapter ``names`` of ``chapters`` into ``folder``."""
+    from pathlib import Path
+
+    import nbformat
+
+    for name in names:
+        notebook = for_the_lab(nbformat.read(Path(chapters) / name, as_version=4), chapters)
+        target = Path(folder) / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(notebook, target)
 
 
 def main(paths: list[str]) -> int:
     import nbformat
 
+    if paths[:1] == ["--for-the-lab"]:  # used by `tasks.py lab`: CHAPTERS FOLDER NAME.ipynb ...
+        copy_for_the_lab(paths[1], paths[2], paths[3:])
+        return 0
     for path in paths:
         notebook = nbformat.read(path, as_version=4)
         if convert(notebook):
