@@ -81,6 +81,7 @@ def reversal_task(count: int, length: int, *, vocabulary_size: int = 16, seed: i
 
 
 def _position_layer(method: str, max_length: int):
+    """The layer that adds ``method``'s positions, or ``None`` for none."""
     if method == "sinusoidal":
         return PositionalEncoding(max_length, name="positional_encoding")
     if method == "learned":
@@ -89,12 +90,16 @@ def _position_layer(method: str, max_length: int):
 
 
 def _residual(x, update, name: str):
+    """``x + update``, normalised: every sub-layer's output goes through this."""
     return keras.layers.LayerNormalization(name=name)(x + update)
 
 
 def _feed_forward(x, depth: int, hidden: int, name: str):
-    expanded = keras.layers.Dense(hidden, activation="relu", name=f"{name}_expand")(x)
-    return _residual(x, keras.layers.Dense(depth, name=f"{name}_project")(expanded), f"{name}_norm")
+    """Two dense layers, widening to ``hidden`` and back, added to ``x``."""
+    expand = keras.layers.Dense(hidden, activation="relu",
+                                name=f"{name}_expand")
+    project = keras.layers.Dense(depth, name=f"{name}_project")
+    return _residual(x, project(expand(x)), f"{name}_norm")
 
 
 def encoder_decoder(
@@ -162,20 +167,28 @@ def encoder_decoder(
 
     keras.utils.set_random_seed(seed)
     sources = keras.Input(shape=(None,), dtype="int32", name="sources")
-    decoder_inputs = keras.Input(shape=(None,), dtype="int32", name="decoder_inputs")
-    embedding = keras.layers.Embedding(vocabulary_size, depth, name="shared_embedding")
+    decoder_inputs = keras.Input(shape=(None,), dtype="int32",
+                                 name="decoder_inputs")
+    embedding = keras.layers.Embedding(vocabulary_size, depth,
+                                       name="shared_embedding")
     position_layer = _position_layer(method, max_length)
     scale = math.sqrt(depth)
 
     def front_end(tokens):
         vectors = embedding(tokens) * scale
-        return vectors if position_layer is None else position_layer(vectors)
+        if position_layer is None:
+            return vectors
+        return position_layer(vectors)
+
+    def attention(name):
+        return keras.layers.MultiHeadAttention(heads, depth // heads,
+                                               name=name)
 
     x = front_end(sources)
     for block in range(1, encoder_blocks + 1):
         name = f"encoder_{block}"
-        attention = keras.layers.MultiHeadAttention(heads, depth // heads, name=f"{name}_attention")
-        x = _residual(x, attention(x, x), f"{name}_norm")
+        x = _residual(x, attention(f"{name}_attention")(x, x),
+                      f"{name}_norm")
         if feed_forward:
             x = _feed_forward(x, depth, hidden, f"{name}_ff")
     memory = x
@@ -183,14 +196,15 @@ def encoder_decoder(
     y = front_end(decoder_inputs)
     for block in range(1, decoder_blocks + 1):
         name = f"decoder_{block}"
-        self_attention = keras.layers.MultiHeadAttention(heads, depth // heads, name=f"{name}_self")
-        y = _residual(y, self_attention(y, y, use_causal_mask=True), f"{name}_self_norm")
-        cross_attention = keras.layers.MultiHeadAttention(heads, depth // heads, name=f"{name}_cross")
-        y = _residual(y, cross_attention(y, memory), f"{name}_cross_norm")
+        causal = attention(f"{name}_self")(y, y, use_causal_mask=True)
+        y = _residual(y, causal, f"{name}_self_norm")
+        cross = attention(f"{name}_cross")(y, memory)
+        y = _residual(y, cross, f"{name}_cross_norm")
         if feed_forward:
             y = _feed_forward(y, depth, hidden, f"{name}_ff")
     logits = keras.layers.Dense(vocabulary_size, name="logits")(y)
-    return keras.Model([sources, decoder_inputs], logits, name=f"encoder_decoder_{method}")
+    return keras.Model([sources, decoder_inputs], logits,
+                       name=f"encoder_decoder_{method}")
 
 
 def greedy_decode(model: keras.Model, sources, *, steps: int | None = None) -> np.ndarray:
