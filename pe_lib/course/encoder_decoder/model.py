@@ -1,7 +1,9 @@
 """A small encoder-decoder Transformer that reverses token sequences.
 
 :func:`reversal_task` generates the data: random token sequences and their
-reversals, with the decoder's teacher-forcing inputs. :func:`encoder_decoder`
+reversals, with the decoder's teacher-forcing inputs. :func:`sorting_task`
+pairs the same sources with their sorted tokens, a task that needs no
+positions. :func:`encoder_decoder`
 builds the model on the front end of Géron's Transformer: one token
 ``Embedding`` shared by the encoder and the decoder inputs, and one position
 layer applied to both. :func:`greedy_decode` writes the output one token at a
@@ -77,6 +79,24 @@ def reversal_task(count: int, length: int, *, vocabulary_size: int = 16, seed: i
     sources = rng.integers(FIRST_CONTENT, vocabulary_size, size=(count, length)).astype("int32")
     targets = sources[:, ::-1].copy()
     decoder_inputs = np.concatenate([np.full((count, 1), START, "int32"), targets[:, :-1]], axis=1)
+    return ReversalData(sources, decoder_inputs, targets)
+
+
+def sorting_task(count: int, length: int, *, vocabulary_size: int = 16, seed: int = 0) -> ReversalData:
+    """The sources of :func:`reversal_task` with their tokens sorted as targets.
+
+    The sorted sequence depends only on which tokens the source holds, not
+    on their order: a task that an encoder without positions loses nothing on.
+
+    Example:
+        >>> data = sorting_task(1, 5, vocabulary_size=10, seed=3)
+        >>> src, dec, tgt = data.sources[0], data.decoder_inputs[0], data.targets[0]
+        >>> bool((tgt == np.sort(src)).all()), int(dec[0]), bool((dec[1:] == tgt[:-1]).all())
+        (True, 1, True)
+    """
+    sources = reversal_task(count, length, vocabulary_size=vocabulary_size, seed=seed).sources
+    targets = np.sort(sources, axis=1)
+    decoder_inputs = np.concatenate([np.full((len(sources), 1), START, "int32"), targets[:, :-1]], axis=1)
     return ReversalData(sources, decoder_inputs, targets)
 
 
@@ -290,6 +310,7 @@ def train_encoder_decoders(
     learning_rate: float = 3e-3,
     seed: int = 0,
     jit_compile: bool | str = "auto",
+    task=reversal_task,
     **model_options,
 ) -> dict[str, keras.Model]:
     """Train one :func:`encoder_decoder` per position method on the same batches.
@@ -307,13 +328,15 @@ def train_encoder_decoders(
             learned table: every row is trained, and a longer input is
             refused. The sinusoidal table has ``max_length`` rows (the
             seed's 500 by default), since a fixed row needs no training.
-        sequences: training sequences, drawn by :func:`reversal_task`.
+        sequences: training sequences, drawn by ``task``.
         epochs: passes over them.
         batch_size: sequences per training step.
         learning_rate: Adam's initial learning rate.
         seed: one seed for the data, the weights and the shuffling.
         jit_compile: passed to ``Model.compile``; ``True`` compiles the
             training step with XLA, which is faster for a model this small.
+        task: the function that draws the training data,
+            :func:`reversal_task` or :func:`sorting_task`.
         **model_options: passed on to :func:`encoder_decoder`.
 
     Returns:
@@ -354,7 +377,9 @@ def train_encoder_decoders(
         loss={method: keras.losses.SparseCategoricalCrossentropy(from_logits=True) for method in methods},
         jit_compile=jit_compile,
     )
-    data = reversal_task(sequences, train_length, vocabulary_size=vocabulary_size, seed=seed)
+    if task not in (reversal_task, sorting_task):
+        raise ValueError(f"task must be reversal_task or sorting_task, got {task!r}")
+    data = task(sequences, train_length, vocabulary_size=vocabulary_size, seed=seed)
     keras.utils.set_random_seed(seed)
     side_by_side.fit(
         [data.sources, data.decoder_inputs], {method: data.targets for method in methods},

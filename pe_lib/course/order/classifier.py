@@ -1,8 +1,9 @@
 """A small Transformer that learns which marker comes first, with or without positions.
 
 :func:`order_classifier` builds the model: token embeddings (plus a
-sinusoidal or learned position table, or nothing), one or more attention
-blocks, an average over the steps and one logit. :func:`run_order_experiments`
+sinusoidal or learned position table, or nothing), one or more
+encoder blocks (:func:`encoder_block`), an average over the steps and one
+logit. :func:`run_order_experiments`
 trains one such model per kind of positions on
 :func:`pe_lib.course.order.tasks.marker_order_task` and measures each one's accuracy
 at the training length and at other lengths.
