@@ -110,7 +110,7 @@ def _position_layer(method: str, max_length: int):
 
 
 def _residual(x, update, name: str):
-    """``x + update``, normalised: every sub-layer's output goes through this."""
+    """``x + update``, normalised: how every sub-layer joins the model."""
     return keras.layers.LayerNormalization(name=name)(x + update)
 
 
