@@ -4,7 +4,10 @@ import numpy as np
 import pytest
 from keras.ops import convert_to_numpy
 
+import keras
+
 from pe_lib.course.order.classifier import (
+    encoder_block,
     order_accuracy,
     order_classifier,
     run_order_experiment,
@@ -23,6 +26,16 @@ def test_parameter_counts_by_hand():
     assert order_classifier("none").count_params() == 9089
     assert order_classifier("sinusoidal").count_params() == 9089
     assert order_classifier("learned", max_length=24).count_params() == 9089 + 24 * 32
+
+
+def test_encoder_block_weights_by_hand_and_names_by_tag():
+    # depth 8, 2 heads, feed-forward 16: attention 4*(8*8 + 8), two layer
+    # norms 2*16, expand 8*16 + 16, project 16*8 + 8.
+    x = keras.Input(shape=(None, 8))
+    block = keras.Model(x, encoder_block(x, heads=2, hidden=16, tag="_3"))
+    assert block.count_params() == 288 + 32 + 144 + 136
+    names = {layer.name for layer in block.layers[1:]}
+    assert names == {"attention_3", "norm_3_a", "expand_3", "project_3", "norm_3_b"}
 
 
 def test_every_kind_maps_token_ids_to_one_logit():

@@ -15,6 +15,21 @@ def test_targets_are_the_sources_reversed_by_plain_python():
         assert all(2 <= token < 12 for token in source)
 
 
+def test_sorting_targets_are_the_same_sources_sorted_by_plain_python():
+    data = seq2seq.sorting_task(20, 7, vocabulary_size=12, seed=5)
+    reversal = seq2seq.reversal_task(20, 7, vocabulary_size=12, seed=5)
+    np.testing.assert_array_equal(data.sources, reversal.sources)
+    for source, decoder_input, target in zip(data.sources, data.decoder_inputs, data.targets):
+        target = target.tolist()
+        assert target == sorted(source.tolist())
+        assert decoder_input.tolist() == [1] + target[:-1]
+
+
+def test_training_refuses_an_unknown_task():
+    with pytest.raises(ValueError, match="task"):
+        seq2seq.train_encoder_decoders(("none",), sequences=8, epochs=1, task=sorted)
+
+
 def test_generator_is_seeded():
     first = seq2seq.reversal_task(4, 6, seed=3)
     again = seq2seq.reversal_task(4, 6, seed=3)

@@ -1,7 +1,9 @@
 """A small encoder-decoder Transformer that reverses token sequences.
 
 :func:`reversal_task` generates the data: random token sequences and their
-reversals, with the decoder's teacher-forcing inputs. :func:`encoder_decoder`
+reversals, with the decoder's teacher-forcing inputs. :func:`sorting_task`
+pairs the same sources with their sorted tokens, a task that needs no
+positions. :func:`encoder_decoder`
 builds the model on the front end of Géron's Transformer: one token
 ``Embedding`` shared by the encoder and the decoder inputs, and one position
 layer applied to both. :func:`greedy_decode` writes the output one token at a
@@ -80,7 +82,26 @@ def reversal_task(count: int, length: int, *, vocabulary_size: int = 16, seed: i
     return ReversalData(sources, decoder_inputs, targets)
 
 
+def sorting_task(count: int, length: int, *, vocabulary_size: int = 16, seed: int = 0) -> ReversalData:
+    """The sources of :func:`reversal_task` with their tokens sorted as targets.
+
+    The sorted sequence depends only on which tokens the source holds, not
+    on their order: a task that an encoder without positions loses nothing on.
+
+    Example:
+        >>> data = sorting_task(1, 5, vocabulary_size=10, seed=3)
+        >>> src, dec, tgt = data.sources[0], data.decoder_inputs[0], data.targets[0]
+        >>> bool((tgt == np.sort(src)).all()), int(dec[0]), bool((dec[1:] == tgt[:-1]).all())
+        (True, 1, True)
+    """
+    sources = reversal_task(count, length, vocabulary_size=vocabulary_size, seed=seed).sources
+    targets = np.sort(sources, axis=1)
+    decoder_inputs = np.concatenate([np.full((len(sources), 1), START, "int32"), targets[:, :-1]], axis=1)
+    return ReversalData(sources, decoder_inputs, targets)
+
+
 def _position_layer(method: str, max_length: int):
+    """The layer that adds ``method``'s positions, or ``None`` for none."""
     if method == "sinusoidal":
         return PositionalEncoding(max_length, name="positional_encoding")
     if method == "learned":
@@ -89,12 +110,16 @@ def _position_layer(method: str, max_length: int):
 
 
 def _residual(x, update, name: str):
+    """``x + update``, normalised: how every sub-layer joins the model."""
     return keras.layers.LayerNormalization(name=name)(x + update)
 
 
 def _feed_forward(x, depth: int, hidden: int, name: str):
-    expanded = keras.layers.Dense(hidden, activation="relu", name=f"{name}_expand")(x)
-    return _residual(x, keras.layers.Dense(depth, name=f"{name}_project")(expanded), f"{name}_norm")
+    """Two dense layers, widening to ``hidden`` and back, added to ``x``."""
+    expand = keras.layers.Dense(hidden, activation="relu",
+                                name=f"{name}_expand")
+    project = keras.layers.Dense(depth, name=f"{name}_project")
+    return _residual(x, project(expand(x)), f"{name}_norm")
 
 
 def encoder_decoder(
@@ -162,20 +187,28 @@ def encoder_decoder(
 
     keras.utils.set_random_seed(seed)
     sources = keras.Input(shape=(None,), dtype="int32", name="sources")
-    decoder_inputs = keras.Input(shape=(None,), dtype="int32", name="decoder_inputs")
-    embedding = keras.layers.Embedding(vocabulary_size, depth, name="shared_embedding")
+    decoder_inputs = keras.Input(shape=(None,), dtype="int32",
+                                 name="decoder_inputs")
+    embedding = keras.layers.Embedding(vocabulary_size, depth,
+                                       name="shared_embedding")
     position_layer = _position_layer(method, max_length)
     scale = math.sqrt(depth)
 
     def front_end(tokens):
         vectors = embedding(tokens) * scale
-        return vectors if position_layer is None else position_layer(vectors)
+        if position_layer is None:
+            return vectors
+        return position_layer(vectors)
+
+    def attention(name):
+        return keras.layers.MultiHeadAttention(heads, depth // heads,
+                                               name=name)
 
     x = front_end(sources)
     for block in range(1, encoder_blocks + 1):
         name = f"encoder_{block}"
-        attention = keras.layers.MultiHeadAttention(heads, depth // heads, name=f"{name}_attention")
-        x = _residual(x, attention(x, x), f"{name}_norm")
+        x = _residual(x, attention(f"{name}_attention")(x, x),
+                      f"{name}_norm")
         if feed_forward:
             x = _feed_forward(x, depth, hidden, f"{name}_ff")
     memory = x
@@ -183,14 +216,15 @@ def encoder_decoder(
     y = front_end(decoder_inputs)
     for block in range(1, decoder_blocks + 1):
         name = f"decoder_{block}"
-        self_attention = keras.layers.MultiHeadAttention(heads, depth // heads, name=f"{name}_self")
-        y = _residual(y, self_attention(y, y, use_causal_mask=True), f"{name}_self_norm")
-        cross_attention = keras.layers.MultiHeadAttention(heads, depth // heads, name=f"{name}_cross")
-        y = _residual(y, cross_attention(y, memory), f"{name}_cross_norm")
+        causal = attention(f"{name}_self")(y, y, use_causal_mask=True)
+        y = _residual(y, causal, f"{name}_self_norm")
+        cross = attention(f"{name}_cross")(y, memory)
+        y = _residual(y, cross, f"{name}_cross_norm")
         if feed_forward:
             y = _feed_forward(y, depth, hidden, f"{name}_ff")
     logits = keras.layers.Dense(vocabulary_size, name="logits")(y)
-    return keras.Model([sources, decoder_inputs], logits, name=f"encoder_decoder_{method}")
+    return keras.Model([sources, decoder_inputs], logits,
+                       name=f"encoder_decoder_{method}")
 
 
 def greedy_decode(model: keras.Model, sources, *, steps: int | None = None) -> np.ndarray:
@@ -276,6 +310,7 @@ def train_encoder_decoders(
     learning_rate: float = 3e-3,
     seed: int = 0,
     jit_compile: bool | str = "auto",
+    task=reversal_task,
     **model_options,
 ) -> dict[str, keras.Model]:
     """Train one :func:`encoder_decoder` per position method on the same batches.
@@ -293,13 +328,15 @@ def train_encoder_decoders(
             learned table: every row is trained, and a longer input is
             refused. The sinusoidal table has ``max_length`` rows (the
             seed's 500 by default), since a fixed row needs no training.
-        sequences: training sequences, drawn by :func:`reversal_task`.
+        sequences: training sequences, drawn by ``task``.
         epochs: passes over them.
         batch_size: sequences per training step.
         learning_rate: Adam's initial learning rate.
         seed: one seed for the data, the weights and the shuffling.
         jit_compile: passed to ``Model.compile``; ``True`` compiles the
             training step with XLA, which is faster for a model this small.
+        task: the function that draws the training data,
+            :func:`reversal_task` or :func:`sorting_task`.
         **model_options: passed on to :func:`encoder_decoder`.
 
     Returns:
@@ -340,7 +377,9 @@ def train_encoder_decoders(
         loss={method: keras.losses.SparseCategoricalCrossentropy(from_logits=True) for method in methods},
         jit_compile=jit_compile,
     )
-    data = reversal_task(sequences, train_length, vocabulary_size=vocabulary_size, seed=seed)
+    if task not in (reversal_task, sorting_task):
+        raise ValueError(f"task must be reversal_task or sorting_task, got {task!r}")
+    data = task(sequences, train_length, vocabulary_size=vocabulary_size, seed=seed)
     keras.utils.set_random_seed(seed)
     side_by_side.fit(
         [data.sources, data.decoder_inputs], {method: data.targets for method in methods},

@@ -137,17 +137,23 @@ def extrapolation_model(
     seed = require_int("seed", seed, minimum=0)
     require_multiple("depth", depth, "heads", heads)
 
-    tokens, x = token_vectors(entry, train_length=train_length, max_length=max_length,
-                              vocabulary_size=vocabulary_size, depth=depth, seed=seed)
-    attention = PositionalSelfAttention(heads, depth // heads, method=attention_method(entry),
-                                        method_options=method_options, name="attention")
+    # Token ids to vectors, plus a table if the method acts on the input.
+    tokens, x = token_vectors(
+        entry, train_length=train_length, max_length=max_length,
+        vocabulary_size=vocabulary_size, depth=depth, seed=seed)
+    # Causal self-attention, with the method if it acts inside attention.
+    attention = PositionalSelfAttention(
+        heads, depth // heads, method=attention_method(entry),
+        method_options=method_options, name="attention")
     x = keras.layers.LayerNormalization(name="norm")(x + attention(x))
+    # One logit, read at the last step: the query token.
     logit = keras.layers.Dense(1, name="logit")(x[:, -1, :])
     model = keras.Model(tokens, logit, name=f"extrapolation_{entry.name}")
     model.compile(
         optimizer=keras.optimizers.Adam(learning_rate, global_clipnorm=1.0),
         loss=keras.losses.BinaryCrossentropy(from_logits=True),
-        metrics=[keras.metrics.BinaryAccuracy(threshold=0.0, name="accuracy")],
+        metrics=[keras.metrics.BinaryAccuracy(threshold=0.0,
+                                              name="accuracy")],
     )
     return model
 

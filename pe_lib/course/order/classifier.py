@@ -1,8 +1,9 @@
 """A small Transformer that learns which marker comes first, with or without positions.
 
 :func:`order_classifier` builds the model: token embeddings (plus a
-sinusoidal or learned position table, or nothing), one or more attention
-blocks, an average over the steps and one logit. :func:`run_order_experiments`
+sinusoidal or learned position table, or nothing), one or more
+encoder blocks (:func:`encoder_block`), an average over the steps and one
+logit. :func:`run_order_experiments`
 trains one such model per kind of positions on
 :func:`pe_lib.course.order.tasks.marker_order_task` and measures each one's accuracy
 at the training length and at other lengths.
@@ -47,6 +48,29 @@ def _adam(learning_rate: float, decay_steps: int | None) -> keras.optimizers.Ada
         decay_steps = require_int("decay_steps", decay_steps, minimum=1)
         learning_rate = keras.optimizers.schedules.CosineDecay(learning_rate, decay_steps)
     return keras.optimizers.Adam(learning_rate)
+
+
+def encoder_block(x, *, heads: int, hidden: int, tag: str = ""):
+    """One encoder block on ``x``: self-attention, then a feed-forward layer.
+
+    Each sub-layer's output is added to its input (a residual connection)
+    and the sum is normalised. ``tag`` ends the layers' names, so that
+    several blocks can live in one model.
+
+    >>> x = keras.Input(shape=(None, 8))
+    >>> tuple(encoder_block(x, heads=2, hidden=16).shape)
+    (None, None, 8)
+    """
+    depth = x.shape[-1]
+    attention = keras.layers.MultiHeadAttention(
+        heads, depth // heads, name=f"attention{tag}")
+    x = keras.layers.LayerNormalization(name=f"norm{tag}_a")(
+        x + attention(x, x))
+    expand = keras.layers.Dense(hidden, activation="relu",
+                                name=f"expand{tag}")
+    project = keras.layers.Dense(depth, name=f"project{tag}")
+    return keras.layers.LayerNormalization(name=f"norm{tag}_b")(
+        x + project(expand(x)))
 
 
 def order_classifier(
@@ -105,14 +129,14 @@ def order_classifier(
     keras.utils.set_random_seed(seed)
     tokens = keras.Input(shape=(None,), dtype="int32", name="tokens")
     if entry.acts_on == "none":
-        x = keras.layers.Embedding(vocabulary_size, depth, name="embedding")(tokens)
+        embed = keras.layers.Embedding(vocabulary_size, depth,
+                                       name="embedding")
     else:
-        x = TokenAndPositionEmbedding(vocabulary_size, max_length, depth, method=entry, name="embedding")(tokens)
+        embed = TokenAndPositionEmbedding(vocabulary_size, max_length, depth,
+                                          method=entry, name="embedding")
+    x = embed(tokens)
     for block in range(1, blocks + 1):
-        attended = keras.layers.MultiHeadAttention(heads, depth // heads, name=f"attention_{block}")(x, x)
-        x = keras.layers.LayerNormalization(name=f"norm_{block}a")(x + attended)
-        expanded = keras.layers.Dense(hidden, activation="relu", name=f"expand_{block}")(x)
-        x = keras.layers.LayerNormalization(name=f"norm_{block}b")(x + keras.layers.Dense(depth, name=f"project_{block}")(expanded))
+        x = encoder_block(x, heads=heads, hidden=hidden, tag=f"_{block}")
     pooled = keras.layers.GlobalAveragePooling1D(name="average")(x)
     logit = keras.layers.Dense(1, name="logit")(pooled)
     model = keras.Model(tokens, logit, name=f"order_classifier_{entry.name}")

@@ -22,6 +22,7 @@ import numpy as np
 import pe_lib
 from pe_lib.layers import PositionalEncoding
 from pe_lib._checks import require_choice, require_int
+from pe_lib.course.order.classifier import encoder_block
 from pe_lib.course.order.tasks import marker_order_task
 
 #: How a front end combines token vectors and position codes.
@@ -63,9 +64,10 @@ class ConcatenatedPositions(keras.layers.Layer):
         self.table = pe_lib.sinusoidal_encoding(self.max_length, self.position_depth)
 
     def call(self, inputs):
-        steps = keras.ops.shape(inputs)[1]
+        batch, steps = keras.ops.shape(inputs)[0], keras.ops.shape(inputs)[1]
         codes = keras.ops.cast(self.table, inputs.dtype)[None, :steps, :]
-        codes = keras.ops.broadcast_to(codes, (keras.ops.shape(inputs)[0], steps, self.position_depth))
+        codes = keras.ops.broadcast_to(
+            codes, (batch, steps, self.position_depth))
         return keras.ops.concatenate([inputs, codes], axis=-1)
 
     def compute_output_shape(self, input_shape):
@@ -119,19 +121,21 @@ def mixing_classifier(
     if width % heads:
         raise ValueError(f"the model width {width} must be a multiple of heads={heads}")
 
-    keras.utils.set_random_seed(require_int("seed", seed, minimum=0))
+    seed = require_int("seed", seed, minimum=0)
+
+    keras.utils.set_random_seed(seed)
     tokens = keras.Input(shape=(None,), dtype="int32", name="tokens")
-    x = keras.layers.Embedding(vocabulary_size, token_depth, name="token_embedding")(tokens)
+    x = keras.layers.Embedding(vocabulary_size, token_depth,
+                               name="token_embedding")(tokens)
     if mixing == "add":
         x = PositionalEncoding(max_length, name="positions")(x)
     else:
-        x = ConcatenatedPositions(max_length, position_depth, name="positions")(x)
-    attended = keras.layers.MultiHeadAttention(heads, width // heads, name="attention")(x, x)
-    x = keras.layers.LayerNormalization(name="norm_a")(x + attended)
-    expanded = keras.layers.Dense(hidden, activation="relu", name="expand")(x)
-    x = keras.layers.LayerNormalization(name="norm_b")(x + keras.layers.Dense(width, name="project")(expanded))
+        x = ConcatenatedPositions(max_length, position_depth,
+                                  name="positions")(x)
+    x = encoder_block(x, heads=heads, hidden=hidden)
     pooled = keras.layers.GlobalAveragePooling1D(name="average")(x)
-    return keras.Model(tokens, keras.layers.Dense(1, name="logit")(pooled), name=f"{mixing}_{width}")
+    logit = keras.layers.Dense(1, name="logit")(pooled)
+    return keras.Model(tokens, logit, name=f"{mixing}_{width}")
 
 
 @dataclasses.dataclass(frozen=True)
