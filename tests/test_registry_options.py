@@ -262,8 +262,10 @@ def check_rope_layer_option(method, where, option):
         original = ROPE_SETTINGS[method].get("original_length", 16)
         changes = {"max_length": original * 5 // 2, "original_length": original, "scale": None}
     elif option == "original_length":
-        changes = ({"original_length": 32, "max_length": 256, "scale": None}
-                   if method in ("rope_pi", "rope_ntk") else {"original_length": 2 * ROPE_SETTINGS[method]["original_length"]})
+        if method in ("rope_pi", "rope_ntk"):  # it enters only as the denominator of max_length's ratio
+            changes = {"original_length": 32, "max_length": 256, "scale": None}
+        else:
+            changes = {"original_length": 2 * ROPE_SETTINGS[method]["original_length"]}
     elif option == "short_factor":
         changes = {option: value, "_positions": np.arange(10)}  # 10 <= 16 positions: the short factors
     elif option == "rotary_fraction" and method == "rope_longrope":  # one factor per rotated pair
