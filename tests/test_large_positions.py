@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import pe_lib
+from exact_values import exact_angle_rates, exact_t5_bucket
 from float_checks import TRANSCENDENTAL_ULP, assert_within_ulp
 from pe_lib.alibi import alibi_block
 from pe_lib.longrope import longrope_rates, uses_long_factors
@@ -27,16 +28,11 @@ from pe_lib.similarity import offset_distance, offset_similarity
 from pe_lib.sinks import window_mask
 from pe_lib.t5 import relative_position_bucket
 from pe_lib.temperature import query_temperature
-from test_layer_dtypes import exact_t5_bucket
 
 BIG = 2**24 + 1  # float32(BIG) == 2**24
 AROUND = np.array([2**24 - 1, 2**24, BIG, 2**24 + 2, 2**24 + 3])
 
 mpmath.mp.dps = 40
-
-
-def exact_rates(depth, base=10000):
-    return [mpmath.power(base, -mpmath.mpf(2 * i) / depth) for i in range(depth // 2)]
 
 
 def test_float32_cannot_hold_the_positions_these_tests_use():
@@ -46,7 +42,7 @@ def test_float32_cannot_hold_the_positions_these_tests_use():
 def test_rope_angles_at_two_to_the_24():
     # the float64 rate within 4 ulp, then one rounding of the product
     angles = rope_angles(AROUND, 8)
-    assert_within_ulp(angles, [[p * r for r in exact_rates(8)] for p in AROUND], ulp=TRANSCENDENTAL_ULP + 1)
+    assert_within_ulp(angles, [[p * r for r in exact_angle_rates(8)] for p in AROUND], ulp=TRANSCENDENTAL_ULP + 1)
     assert angles[2, 0] == BIG and angles[3, 0] - angles[2, 0] == 1.0  # rate 1: the positions themselves
 
 
@@ -55,7 +51,7 @@ def test_apply_rope_at_two_to_the_24():
     out = apply_rope(x, AROUND)
     expected = np.empty_like(x)
     for row, p in enumerate(AROUND):
-        for i, rate in enumerate(exact_rates(8)):
+        for i, rate in enumerate(exact_angle_rates(8)):
             angle = p * rate
             c, s = mpmath.cos(angle), mpmath.sin(angle)
             a, b = mpmath.mpf(x[row, i]), mpmath.mpf(x[row, i + 4])
@@ -101,7 +97,7 @@ def test_t5_buckets_at_two_to_the_24(bidirectional):
 
 def test_sinusoidal_rows_at_two_to_the_24_in_float64():
     table = pe_lib.sinusoidal_encoding(3, 6, start=2**24, dtype="float64")
-    exact = [[(mpmath.sin if c % 2 == 0 else mpmath.cos)(p * exact_rates(6)[c // 2]) for c in range(6)]
+    exact = [[(mpmath.sin if c % 2 == 0 else mpmath.cos)(p * exact_angle_rates(6)[c // 2]) for c in range(6)]
              for p in (2**24, BIG, 2**24 + 2)]
     # the angle within (4 + 1) ulp of its size, 2**24: 5 * 2**-29 radians at most, then 4 ulp of the sine
     np.testing.assert_array_less(np.abs(table - np.array(exact, dtype=float)), 5 * 2.0**-29 + 4 * 2.0**-53)
@@ -110,10 +106,10 @@ def test_sinusoidal_rows_at_two_to_the_24_in_float64():
 def test_longrope_switches_to_the_long_factors_one_past_two_to_the_24():
     assert not uses_long_factors(2**24, 2**24) and uses_long_factors(BIG, 2**24)
     short, long = [1.0, 2.0], [4.0, 8.0]
-    assert_within_ulp(longrope_rates(4, short, long, 2**24, length=BIG), [r / f for r, f in zip(exact_rates(4), long)],
+    assert_within_ulp(longrope_rates(4, short, long, 2**24, length=BIG), [r / f for r, f in zip(exact_angle_rates(4), long)],
                       ulp=TRANSCENDENTAL_ULP + 1)
     assert_within_ulp(longrope_rates(4, short, long, 2**24, length=2**24),
-                      [r / f for r, f in zip(exact_rates(4), short)], ulp=TRANSCENDENTAL_ULP + 1)
+                      [r / f for r, f in zip(exact_angle_rates(4), short)], ulp=TRANSCENDENTAL_ULP + 1)
 
 
 def test_dynamic_ntk_at_two_to_the_24():
@@ -122,7 +118,7 @@ def test_dynamic_ntk_at_two_to_the_24():
     assert dynamic_ntk_scale(BIG, 2.0, 2**24) == 1.0 + 2.0**-23
     grown = mpmath.mpf(1) + mpmath.mpf(2) ** -23
     base = 10000 * grown ** (mpmath.mpf(8) / 6)
-    assert_within_ulp(dynamic_ntk_rates(8, 2.0, 2**24, BIG), exact_rates(8, base), ulp=2 * TRANSCENDENTAL_ULP)
+    assert_within_ulp(dynamic_ntk_rates(8, 2.0, 2**24, BIG), exact_angle_rates(8, base), ulp=2 * TRANSCENDENTAL_ULP)
     assert not np.array_equal(dynamic_ntk_rates(8, 2.0, 2**24, BIG), dynamic_ntk_rates(8, 2.0, 2**24, 2**24))
 
 
@@ -130,7 +126,7 @@ def test_lengths_past_two_to_the_24():
     assert scale_from_lengths(BIG, 2**24) == 1.0 + 2.0**-24  # exact: float64 holds 1 + 2**-24
     assert scale_from_lengths(2 * BIG, BIG) == 2.0
     turns = yarn_turns(8, BIG)
-    assert_within_ulp(turns, [BIG * r / (2 * mpmath.pi) for r in exact_rates(8)], ulp=TRANSCENDENTAL_ULP + 2)
+    assert_within_ulp(turns, [BIG * r / (2 * mpmath.pi) for r in exact_angle_rates(8)], ulp=TRANSCENDENTAL_ULP + 2)
 
 
 def test_window_mask_at_two_to_the_24():
@@ -154,7 +150,7 @@ def test_query_temperature_at_two_to_the_24():
 
 def test_offset_similarity_distance_and_score_at_two_to_the_24():
     offsets = np.array([2**24, BIG, -BIG])
-    rates = exact_rates(4)
+    rates = exact_angle_rates(4)
     exact_similarity = [mpmath.fsum(mpmath.cos(int(k) * r) for r in rates) for k in offsets]
     exact_distance = [2 * mpmath.sqrt(mpmath.fsum(mpmath.sin(int(k) * r / 2) ** 2 for r in rates)) for k in offsets]
     # the angle k * rate within 2**-27 radians (the rate's 4 ulp times k), then cos or sin within 4 ulp

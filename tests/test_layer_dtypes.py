@@ -28,6 +28,7 @@ import numpy as np
 import pytest
 
 from float_checks import TRANSCENDENTAL_ULP
+from exact_values import exact_alibi_slopes, exact_t5_bucket, reference_attention
 from pe_lib.layer_schemes import LayerPositions, gemma3_scheme, llama4_scheme
 from pe_lib.layers import (
     AlibiBias,
@@ -215,16 +216,6 @@ def test_learned_table_is_kept_in_the_variable_dtype_and_added_in_the_compute_dt
 
 # --- AlibiBias: slopes times distances -----------------------------------------------------
 
-def exact_alibi_slopes(heads: int) -> list:
-    """Press, Smith and Lewis's slopes, with mpmath: 2^(-8k/n) for the largest power of two n <= heads,
-    then the odd-numbered slopes of 2n for the heads left over."""
-    n = 2 ** (heads.bit_length() - 1)
-    with mpmath.workdps(40):
-        slopes = [mpmath.power(2, -mpmath.mpf(8 * k) / n) for k in range(1, n + 1)]
-        slopes += [mpmath.power(2, -mpmath.mpf(8 * k) / (2 * n)) for k in range(1, 2 * n + 1, 2)][: heads - n]
-    return slopes
-
-
 @pytest.mark.parametrize("form", ["causal", "symmetric"])
 def test_alibi_bias_is_the_exact_product_rounded_as_documented(case, form):
     """-m_h (i - j) formed in float32 (float64 under a float64 policy), rounded once to the compute dtype.
@@ -264,19 +255,6 @@ def test_alibi_bias_is_the_exact_product_rounded_as_documented(case, form):
 
 
 # --- T5RelativeBias: a learned scalar per bucket --------------------------------------------
-
-def exact_t5_bucket(offset: int, *, bidirectional: bool, num_buckets: int, max_distance: int) -> int:
-    """Raffel et al.'s bucket of the offset j - i, its log thresholds compared exactly (mpmath)."""
-    per_direction = num_buckets // 2 if bidirectional else num_buckets
-    first = per_direction if bidirectional and offset > 0 else 0
-    distance = abs(offset) if bidirectional else max(-offset, 0)
-    exact = per_direction // 2
-    if distance < exact:
-        return first + distance
-    with mpmath.workdps(50):
-        position = mpmath.log(mpmath.mpf(distance) / exact) / mpmath.log(mpmath.mpf(max_distance) / exact)
-        return first + min(exact + int(mpmath.floor(position * (per_direction - exact))), per_direction - 1)
-
 
 @pytest.mark.parametrize("bidirectional", [True, False])
 def test_t5_bias_is_its_bucket_s_weight_rounded_to_the_compute_dtype(case, bidirectional):
@@ -348,56 +326,6 @@ def test_shaw_terms_are_the_exact_sums_within_the_rounding_of_the_compute_dtype(
 
 
 # --- PositionalSelfAttention: sinks, temperature and the layers of a scheme ------------------
-
-def reference_attention(x, kernels, *, heads, key_dim, method="none", base=10000.0, window=None,
-                        sink_tokens=0, sinks=None, temperature=None):
-    """Causal multi-head self-attention in NumPy float64, written out from its definition.
-
-    RoPE rotates feature i with feature i + d/2 by the angle p / base^(2i/d)
-    (the half-split pairing); a query's temperature multiplies it after any
-    rotation; key j is visible to query i when j <= i and, with a window,
-    i - j < window or j < sink_tokens; a sink logit joins each head's softmax.
-    """
-    wq, wk, wv, wo = kernels
-    steps = x.shape[1]
-    split = lambda t: t.reshape(x.shape[0], steps, heads, key_dim).transpose(0, 2, 1, 3)
-    q, k, v = split(x @ wq), split(x @ wk), split(x @ wv)
-    p = np.arange(steps, dtype=np.float64)
-    if method == "rope":
-        half = key_dim // 2
-        angles = p[:, None] / base ** (2 * np.arange(half) / key_dim)
-        cos, sin = np.cos(angles), np.sin(angles)
-
-        def rotate(t):
-            a, b = t[..., :half], t[..., half:]
-            return np.concatenate([a * cos - b * sin, a * sin + b * cos], axis=-1)
-
-        q, k = rotate(q), rotate(k)
-    if temperature is not None:
-        if temperature["kind"] == "llama4":
-            factor = 1 + temperature["attn_scale"] * np.log(1 + np.floor((p + 1) / temperature["floor_scale"]))
-        elif temperature["kind"] == "log_length":
-            trained = temperature["trained_length"]
-            factor = np.where(p + 1 > trained, np.log(p + 1) / np.log(trained), 1.0)
-        else:
-            factor = np.full(steps, temperature["factor"])
-        q = q * factor[:, None]
-    scores = q @ k.transpose(0, 1, 3, 2) / np.sqrt(key_dim)
-    i, j = np.arange(steps)[:, None], np.arange(steps)[None, :]
-    visible = j <= i
-    if window is not None:
-        visible &= (i - j < window) | (j < sink_tokens)
-    scores = np.where(visible, scores, -np.inf)
-    if sinks is not None:
-        sink = np.broadcast_to(np.asarray(sinks)[None, :, None, None], (*scores.shape[:3], 1))
-        scores = np.concatenate([scores, sink], axis=-1)
-    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
-    weights = weights / weights.sum(axis=-1, keepdims=True)
-    if sinks is not None:
-        weights = weights[..., :-1]
-    mixed = (weights @ v).transpose(0, 2, 1, 3).reshape(x.shape[0], steps, heads * key_dim)
-    return mixed @ wo
-
 
 #: Layers as the schemes of released models build them: Gemma 3's local layer
 #: (RoPE in a sliding window), Llama 4's NoPE layer (query temperature), a

@@ -26,6 +26,7 @@ import pytest
 
 import pe_lib
 from float_checks import TRANSCENDENTAL_ULP, assert_within_ulp
+from exact_values import exact_alibi_slopes, exact_angle_rates, exact_t5_bucket, reference_attention
 from pe_lib import rope_scaling
 from pe_lib.alibi import alibi_block
 from pe_lib.layer_schemes import LayerPositions
@@ -44,7 +45,6 @@ from pe_lib.rope import apply_rope, rotary_depth
 from pe_lib.sinks import softmax_with_sink, window_mask
 from pe_lib.t5 import relative_position_bucket
 from pe_lib.temperature import TEMPERATURES, query_temperature
-from test_layer_dtypes import exact_t5_bucket, reference_attention
 
 to_numpy = keras.ops.convert_to_numpy
 
@@ -112,10 +112,6 @@ def assert_moved(changed, default, bound, what):
 # --- exact values ---------------------------------------------------------------------------
 
 mpmath.mp.dps = 40
-
-
-def exact_angle_rates(depth, base):
-    return [mpmath.power(mpmath.mpf(base), -mpmath.mpf(2 * i) / depth) for i in range(depth // 2)]
 
 
 def exact_rates(method, depth, *, base=10000.0, scale=1.0, original_length=None, length=None, **options):
@@ -454,14 +450,8 @@ def check_learned_initializer(method, where, option):
 
 # --- ALiBi, T5, Shaw ---------------------------------------------------------------------------
 
-def exact_slopes(heads):
-    n = 2 ** (heads.bit_length() - 1)
-    slopes = [mpmath.power(2, -mpmath.mpf(8 * k) / n) for k in range(1, n + 1)]
-    return slopes + [mpmath.power(2, -mpmath.mpf(8 * k) / (2 * n)) for k in range(1, 2 * n, 2)][: heads - n]
-
-
 def exact_alibi(query_positions, key_positions, heads, form):
-    slopes = exact_slopes(heads)
+    slopes = exact_alibi_slopes(heads)
     out = np.empty((heads, len(query_positions), len(key_positions)))
     for h, m in enumerate(slopes):
         for a, i in enumerate(query_positions):
