@@ -279,6 +279,29 @@ _MEASURE = r"""() => {
     blocks.push({kind, scrolls: scrolls(pre), characters: longest.length, text: squash(longest)});
   });
 
+  // What a phone reader would have to swipe sideways to read: a code output
+  // (a <pre> in a cell's output) or a table wider than the box it sits in. A
+  // table that cannot be narrowed may scroll in its own box when its chapter
+  // marks it so: the class wide-table on it or around it (a MyST div of that
+  // class, or the cell tag wide-table, which myst-nb writes as tag_wide-table).
+  const swipes = [];
+  const firstLine = el => squash((el.innerText || '').split('\n').find(l => l.trim()) || '');
+  document.querySelectorAll('main pre').forEach(pre => {
+    if (!shown(pre) || !wide(pre) || !pre.closest('.cell_output, .output')) return;
+    swipes.push({kind: 'output', marked: false, text: firstLine(pre),
+                 overflow: pre.scrollWidth - pre.clientWidth});
+  });
+  document.querySelectorAll('main table').forEach(table => {
+    if (!shown(table) || table.closest('mjx-container')) return;
+    let box = table.parentElement;
+    while (box && box !== column && !scrolls(box)) box = box.parentElement;
+    box = box || column;
+    const overflow = Math.max(table.scrollWidth, table.getBoundingClientRect().width) - box.clientWidth;
+    if (overflow <= 1 && !wide(box)) return;
+    swipes.push({kind: 'table', marked: !!table.closest('.wide-table, .tag_wide-table'),
+                 text: firstLine(table.rows[0] || table), overflow: Math.round(overflow)});
+  });
+
   const images = [];
   document.querySelectorAll('main img').forEach(img => {
     if (shown(img) && img.getBoundingClientRect().right > edge)
@@ -327,7 +350,7 @@ _MEASURE = r"""() => {
   // The page itself never scrolls sideways: whatever is too wide scrolls in its own box.
   const page = document.documentElement;
   const pageWidth = page.scrollWidth > page.clientWidth + 1 ? page.scrollWidth : null;
-  return {equations, blocks, images, inline, figures, pageWidth, text: copy.innerText};
+  return {equations, blocks, swipes, images, inline, figures, pageWidth, text: copy.innerText};
 }"""
 
 _NUMPY_REPR = re.compile(r"\bnp\.(?:float|int|uint|bool|complex|str_)\w*\(|(?<![\w.])array\(")
@@ -398,6 +421,30 @@ def test_code_and_outputs_fit_their_blocks(readings):
         if width == WIDTHS[0] or not block["scrolls"]
     ]
     assert not wide, f"{len(wide)} lines wider than their block:\n" + "\n".join(wide)
+
+
+PHONE = WIDTHS[-1]
+#: The class (or cell tag) that lets a table scroll in its own box on a phone;
+#: give it only to a table that cannot be narrowed (its columns are the point).
+WIDE_TABLE = "wide-table"
+
+
+def test_no_output_or_table_needs_a_sideways_swipe_on_a_phone(readings):
+    """At 390 px every code output and every table fits the column: nothing to swipe.
+
+    An output is measured by its <pre> (its scrollWidth against its clientWidth),
+    a table against the box that holds it (the column, or the box that scrolls
+    around it). A table marked ``wide-table`` (the class, or the cell tag) is the
+    one exception: it scrolls in its own box because it cannot be narrowed.
+    """
+    swipes = [
+        f"{name}: {swipe['kind']} {swipe['overflow']} px too wide, first line {swipe['text']!r}"
+        for (name, width), reading in sorted(readings.items()) if width == PHONE
+        for swipe in reading["swipes"] if not swipe["marked"]
+    ]
+    assert not swipes, (f"{len(swipes)} outputs and tables need a sideways swipe at {PHONE} px "
+                        f"(wrap them to the column, narrow them, or mark a table that cannot be "
+                        f"narrowed {WIDE_TABLE}):\n" + "\n".join(swipes))
 
 
 def test_no_page_scrolls_sideways(readings):

@@ -323,6 +323,17 @@ def survivors() -> list[str]:
     return [line for line in listing.splitlines() if line.startswith("sleep " + MARK)]
 
 
+#: The time limits of the red team's grading. What an attack is stopped for must not
+#: depend on the machine's speed: a fork or file bomb is stopped by the sandbox's
+#: count of processes or files, a memory bomb by its memory, and only the time bomb
+#: (which swallows every alarm) by the notebook's time limit. On a loaded 2-core
+#: machine starting the sandbox and forking hundreds of processes takes seconds, so
+#: the limits leave room for that many times over; the time bomb costs one worker
+#: NOTEBOOK_SECONDS, the verdicts are the same at any speed.
+NOTEBOOK_SECONDS = 60
+CELL_SECONDS = 20
+
+
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     root = tmp_path_factory.mktemp("red-team")
@@ -375,8 +386,8 @@ def run(tmp_path_factory):
     guarded = (folder, build, ROOT / "classroom", ROOT / "assignments", ROOT / "pe_lib")
     before = checksums(*guarded)
     began = time.perf_counter()
-    rows = grade_folder(folder, out=scores, build=build, jobs=2, timeout=12, cell_timeout=3,
-                        feedback=feedback, log=lambda line: None)
+    rows = grade_folder(folder, out=scores, build=build, jobs=2, timeout=NOTEBOOK_SECONDS,
+                        cell_timeout=CELL_SECONDS, feedback=feedback, log=lambda line: None)
     seconds = time.perf_counter() - began
     written = scores.read_text()
     time.sleep(3)  # time for a detached process to strike
