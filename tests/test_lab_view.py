@@ -156,3 +156,24 @@ def test_the_lab_copy_leaves_no_glue_for_jupyterlab(path):
     left = sorted({match for cell in notebook["cells"] if cell["cell_type"] == "markdown"
                    for match in re.findall(r"\{glue[:\w]*\}`?[^`\n]*", "".join(cell["source"]))})
     assert not left, f"glue that JupyterLab would show raw or as an unknown directive: {left}"
+
+
+def test_the_lab_copy_shows_included_code_as_the_code_itself(tmp_path):
+    """A ``{literalinclude}`` becomes the object's source, read here with ``inspect``, not with Sphinx."""
+    import inspect
+    import textwrap
+
+    from pe_lib.course.order import mixing
+
+    cell = {"cell_type": "markdown", "metadata": {}, "source":
+            "Its call:\n\n```{literalinclude} ../pe_lib/course/order/mixing.py\n:language: python\n"
+            ":pyobject: ConcatenatedPositions.call\n:dedent: 4\n```\n\nThen more."}
+    source = for_the_lab({"cells": [cell]}, Path("chapters"))["cells"][0]["source"]
+    expected = textwrap.dedent(inspect.getsource(mixing.ConcatenatedPositions.call)).rstrip()
+    assert source == f"Its call:\n\n```python\n{expected}\n```\n\nThen more."
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.stem)
+def test_the_lab_copy_includes_no_file_jupyterlab_cannot_open(path):
+    notebook = for_the_lab(json.loads(path.read_text()), path.parent)
+    assert not any("{literalinclude}" in "".join(cell["source"]) for cell in notebook["cells"])

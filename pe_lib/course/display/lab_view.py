@@ -163,6 +163,31 @@ def store_expressions(notebook) -> bool:
 # caption, a table of glued Markdown, text glued by myst-nb's glue itself or in another chapter.
 _GLUE_FIGURE = re.compile(r"^```\{glue:figure\}[ \t]+(?P<name>\S+)[ \t]*\n(?P<options>(?::[^\n]*\n)*)"
                           r"(?P<caption>.*?)(?:^```[ \t]*$|\Z)", re.MULTILINE | re.DOTALL)
+_LITERAL_INCLUDE = re.compile(r"^```\{literalinclude\}[ \t]+(?P<path>\S+)[ \t]*\n(?P<options>(?::[^\n]*\n)*)```[ \t]*$",
+                              re.MULTILINE)
+_OPTION = re.compile(r"^:(?P<name>[\w-]+):[ \t]*(?P<value>.*)$", re.MULTILINE)
+
+
+def included_source(match, folder) -> str:
+    """A ``{literalinclude}`` block as the fenced code the book shows, read by Sphinx's own reader.
+
+    JupyterLab cannot open the file a chapter includes, so the learner's copy
+    holds the code itself: the lines the book shows (``:pyobject:``,
+    ``:start-at:``, ``:dedent:``), read from ``folder``, the chapters' folder.
+    """
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    from sphinx.directives.code import LiteralIncludeReader
+
+    options = {m["name"]: m["value"].strip() for m in _OPTION.finditer(match["options"])}
+    if "dedent" in options:
+        options["dedent"] = int(options["dedent"]) if options["dedent"] else None
+    reader = LiteralIncludeReader(str(Path(folder) / match["path"]), options, SimpleNamespace(source_encoding="utf-8"))
+    code, _ = reader.read()
+    return f"```{options.get('language', '')}\n{code.rstrip()}\n```"
+
+
 _GLUE_MD = re.compile(r"^```\{glue:md\}[ \t]+(?P<name>\S+)[ \t]*\n(?::[^\n]*\n)*```[ \t]*$", re.MULTILINE)
 _GLUE_TEXT_ANY = re.compile(r"\{glue(?::text|:any)?\}`(?:(?P<notebook>[^`:]+\.ipynb)::)?(?P<name>[\w-]+)"
                             r"(?::(?P<format>[^`]*))?`")
@@ -200,6 +225,7 @@ def for_the_lab(notebook, chapters=None) -> dict:
       the cell draws it again, and the caption reads under the new drawing;
     - a cell whose figure the book shows at its caption (``remove-output``) keeps its
       output open, so the figure shows when the cell runs;
+    - a ``{literalinclude}`` becomes the fenced code it shows (:func:`included_source`);
     - a ``{glue:md}`` table and text glued by myst-nb's ``glue`` (in this chapter,
       or in another chapter ``name.ipynb::``, found in ``chapters``) are pasted as
       the text the book shows; a run does not change them.
@@ -252,6 +278,8 @@ def for_the_lab(notebook, chapters=None) -> dict:
         if cell["cell_type"] != "markdown":
             continue
         source = _GLUE_FIGURE.sub(figure, _text(cell["source"]))
+        if chapters is not None:
+            source = _LITERAL_INCLUDE.sub(lambda m: included_source(m, chapters), source)
         source = _GLUE_MD.sub(lambda m: tables.get(m["name"], m[0]).strip("\n"), source)
         cell["source"] = _GLUE_TEXT_ANY.sub(text, source)
     return notebook
