@@ -125,8 +125,24 @@ def proc_files(memory_bytes: int) -> dict[str, bytes]:
     return {"/proc/loadavg": b"0.00 0.00 0.00 1/1 1\n", "/proc/meminfo": meminfo.encode()}
 
 
+#: The start of the name of :func:`staged`'s folder; the grader's process id follows.
+STAGE_PREFIX = "pe-course-sandbox-"
 _STAGE_LOCK = threading.Lock()
 _STAGE: list[Path] = []
+
+
+def _sweep() -> None:
+    """Remove the staged folders of this account's graders that are no longer running."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{STAGE_PREFIX}*-*"):
+        try:
+            pid = int(folder.name[len(STAGE_PREFIX):].split("-")[0])
+            if folder.is_symlink() or folder.lstat().st_uid != os.getuid() or pid == os.getpid():
+                continue
+            os.kill(pid, 0)
+        except ProcessLookupError:  # its grader is gone (killed before it could clean up)
+            shutil.rmtree(folder, ignore_errors=True)
+        except (ValueError, OSError):  # not one of ours, or its grader runs under another account
+            continue
 
 
 def staged() -> Path:
@@ -135,14 +151,16 @@ def staged() -> Path:
     A bind mount names its source in the sandbox's mount table: binding the
     checkout's own ``pe_lib`` would show the checkout's path (and its compiled
     files, which name it too). The copy, without compiled files, lives in a
-    fresh temporary folder that is removed when the grader exits.
+    fresh temporary folder that is removed when the grader exits; one left
+    by a grader that was killed is removed by the next (:func:`_sweep`).
 
     >>> sorted(path.name for path in staged().iterdir())
     ['pe_lib', 'runner.py']
     """
     with _STAGE_LOCK:
         if not _STAGE or not (_STAGE[0] / "runner.py").is_file():
-            folder = Path(tempfile.mkdtemp(prefix="sandbox-"))
+            _sweep()
+            folder = Path(tempfile.mkdtemp(prefix=f"{STAGE_PREFIX}{os.getpid()}-"))
             atexit.register(shutil.rmtree, folder, ignore_errors=True)
             shutil.copytree(LIBRARY, folder / "pe_lib", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
             shutil.copyfile(RUNNER, folder / "runner.py")
