@@ -340,7 +340,8 @@ def run(cells: list, probes: dict, *, library: bool, timeout: float, cell_second
         # The options go on a pipe, not the command line: the sandbox can read
         # its first process's command line, and the options name host folders.
         args_in, args_out = os.pipe()
-        os.write(args_out, b"".join(option.encode() + b"\0" for option in options))  # a few KiB
+        # A few KiB (at most some ten paths of PATH_MAX bytes): an empty pipe holds 64 KiB.
+        os.write(args_out, b"".join(option.encode() + b"\0" for option in options))
         os.close(args_out)
         given.append(args_in)
         command = command[:1] + ["--args", str(args_in)] + command[1:]
