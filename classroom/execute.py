@@ -335,8 +335,16 @@ def run(cells: list, probes: dict, *, library: bool, timeout: float, cell_second
             given.append(data_in)
             data_fds[path] = data_in
         argv += [sandbox.RUNNER_INSIDE, str(job_in), str(report_out)]
-        command = sandbox.bwrap_command(argv, library=library, seccomp_fd=seccomp_fd, info_fd=info_out,
-                                        data_fds=data_fds)
+        options, command = sandbox.bwrap_options(argv, library=library, seccomp_fd=seccomp_fd,
+                                                 info_fd=info_out, data_fds=data_fds)
+        # The options go on a pipe, not the command line: the sandbox can read
+        # its first process's command line, and the options name host folders.
+        args_in, args_out = os.pipe()
+        # A few KiB (at most some ten paths of PATH_MAX bytes): an empty pipe holds 64 KiB.
+        os.write(args_out, b"".join(option.encode() + b"\0" for option in options))
+        os.close(args_out)
+        given.append(args_in)
+        command = command[:1] + ["--args", str(args_in)] + command[1:]
         env, cwd = {}, "/"
     else:
         workdir = tempfile.mkdtemp(prefix="sandbox-")

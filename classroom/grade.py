@@ -286,8 +286,9 @@ def grade_folder(folder: Path, *, out: Path | None = Path("scores.csv"), assignm
                                          for s in submissions if s.student in results])
     todo = [submission for submission in submissions if submission.student not in results]
     if results:
-        log(f"{len(results)} of {len(submissions)} unchanged since an earlier run: kept "
-            "(--regrade grades them again)")
+        # Short lines: they are read in a terminal, and on a phone in the book.
+        log(f"{len(results)} of {len(submissions)} kept from an earlier run")
+        log("(unchanged; --regrade grades them again)")
     unwritten, why_unwritten = [], ""
 
     def deliver(submission: Submission, entry: dict, count: str) -> None:
@@ -342,7 +343,8 @@ def grade_folder(folder: Path, *, out: Path | None = Path("scores.csv"), assignm
                                "the file there, if any, is as it was")
         else:
             names = ", ".join(sorted({row["assignment"] for row in rows if row["assignment"]})) or "no assignment"
-            log(f"{len(rows)} submissions of {names} graded; scores written to {out}")
+            log(f"{len(rows)} submissions of {names} graded;")
+            log(f"scores written to {out}")
     if feedback is not None:
         stale = report.stale_notes(feedback, {row["feedback"] for row in rows})
         if stale:

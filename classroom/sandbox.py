@@ -2,8 +2,12 @@
 
 The sandbox sees, read-only, the system's ``/usr``, the Python installation,
 the course's virtual environment, the runner (``/opt/grader/runner.py``) and
-(when the assignment allows it) the ``pe_lib`` package folder alone, bound at
-``/opt/course/pe_lib``. Everything else is a fresh, read-only root. It can
+(when the assignment allows it) the ``pe_lib`` package folder alone, at
+``/opt/course/pe_lib``. The runner and the library are copies (:func:`staged`),
+not the checkout's own folders, and bubblewrap reads its options from a pipe,
+so neither the mount table (``/proc/self/mountinfo``) nor the command line of
+the sandbox's first process names the checkout's folder. Everything else is a
+fresh, read-only root. It can
 write only to three memory-backed folders of fixed size, :data:`FOLDERS`
 (``/scratch``, its working folder, ``/tmp`` and ``/dev/shm``); it has no
 network, no capabilities, its own process, user, IPC, mount and host-name
@@ -13,17 +17,23 @@ namespaces, and dies with the grader. Its ``/proc/loadavg`` and
 of its budget, not the host's. A seccomp
 filter (:mod:`classroom.seccomp`) refuses the calls that hold memory outside
 those folders. The limits of one process are set by :func:`limits` and by the
-runner; :mod:`classroom.execute` watches the whole.
+runner; :mod:`classroom.execute` watches the whole. What stays in view: where
+Python and the course's environment are installed (the mount table lists them,
+and their own files, compiled modules and scripts, name those folders).
 
 >>> command = bwrap_command(["python3", "-c", "pass"])
 >>> command[0].endswith("bwrap"), "--unshare-all" in command, "--disable-userns" in command
 (True, True, True)
 >>> command[command.index("/scratch") - 3 : command.index("/scratch") + 1]
 ['--size', '134217728', '--tmpfs', '/scratch']
+>>> options, argv = bwrap_options(["python3", "-c", "pass"])
+>>> argv[1:]
+['--', 'python3', '-c', 'pass']
 """
 
 from __future__ import annotations
 
+import atexit
 import functools
 import os
 import re
@@ -31,6 +41,8 @@ import resource
 import shutil
 import subprocess
 import sys
+import tempfile
+import threading
 from pathlib import Path
 
 #: Where the scratch folder appears inside the sandbox.
@@ -113,6 +125,49 @@ def proc_files(memory_bytes: int) -> dict[str, bytes]:
     return {"/proc/loadavg": b"0.00 0.00 0.00 1/1 1\n", "/proc/meminfo": meminfo.encode()}
 
 
+#: The start of the name of :func:`staged`'s folder; the grader's process id follows.
+STAGE_PREFIX = "pe-course-sandbox-"
+_STAGE_LOCK = threading.Lock()
+_STAGE: list[Path] = []
+
+
+def _sweep() -> None:
+    """Remove the staged folders of this account's graders that are no longer running."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{STAGE_PREFIX}*-*"):
+        try:
+            pid = int(folder.name[len(STAGE_PREFIX):].split("-")[0])
+            if folder.is_symlink() or folder.lstat().st_uid != os.getuid() or pid == os.getpid():
+                continue
+            os.kill(pid, 0)
+        except ProcessLookupError:  # its grader is gone (killed before it could clean up)
+            shutil.rmtree(folder, ignore_errors=True)
+        except (ValueError, OSError):  # not one of ours, or its grader runs under another account
+            continue
+
+
+def staged() -> Path:
+    """A folder holding copies of the runner and the library, made once per process.
+
+    A bind mount names its source in the sandbox's mount table: binding the
+    checkout's own ``pe_lib`` would show the checkout's path (and its compiled
+    files, which name it too). The copy, without compiled files, lives in a
+    fresh temporary folder that is removed when the grader exits; one left
+    by a grader that was killed is removed by the next (:func:`_sweep`).
+
+    >>> sorted(path.name for path in staged().iterdir())
+    ['pe_lib', 'runner.py']
+    """
+    with _STAGE_LOCK:
+        if not _STAGE or not (_STAGE[0] / "runner.py").is_file():
+            _sweep()
+            folder = Path(tempfile.mkdtemp(prefix=f"{STAGE_PREFIX}{os.getpid()}-"))
+            atexit.register(shutil.rmtree, folder, ignore_errors=True)
+            shutil.copytree(LIBRARY, folder / "pe_lib", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+            shutil.copyfile(RUNNER, folder / "runner.py")
+            _STAGE[:] = [folder]
+        return _STAGE[0]
+
+
 def bwrap_command(argv: list[str], *, library: bool = True, seccomp_fd: int | None = None,
                   info_fd: int | None = None, data_fds: dict[str, int] | None = None) -> list[str]:
     """The full command that runs ``argv`` confined, in ``/scratch``.
@@ -122,7 +177,21 @@ def bwrap_command(argv: list[str], *, library: bool = True, seccomp_fd: int | No
     ``data_fds`` maps files inside (those of :func:`proc_files`) to
     descriptors their contents are read from.
     """
-    command = [bwrap_path() or "bwrap", "--unshare-all", "--unshare-user", "--disable-userns",
+    options, command = bwrap_options(argv, library=library, seccomp_fd=seccomp_fd, info_fd=info_fd,
+                                     data_fds=data_fds)
+    return command[:1] + options + command[1:]
+
+
+def bwrap_options(argv: list[str], *, library: bool = True, seccomp_fd: int | None = None,
+                  info_fd: int | None = None, data_fds: dict[str, int] | None = None
+                  ) -> tuple[list[str], list[str]]:
+    """The options of :func:`bwrap_command`, and the rest of its command line.
+
+    The options can be handed to bubblewrap on a descriptor (``--args FD``
+    in place of them), so that the sandbox's first process, a copy of
+    bubblewrap whose command line the sandbox can read, does not show them.
+    """
+    command = ["--unshare-all", "--unshare-user", "--disable-userns",
                "--hostname", HOSTNAME,
                "--uid", "65534", "--gid", "65534", "--cap-drop", "ALL",
                "--die-with-parent", "--new-session", "--clearenv",
@@ -142,10 +211,11 @@ def bwrap_command(argv: list[str], *, library: bool = True, seccomp_fd: int | No
     for root in _python_roots():
         command += ["--ro-bind", str(root), str(root)]
     pythonpath = []
+    stage = staged()
     if library:
-        command += ["--ro-bind", str(LIBRARY), f"{COURSE}/pe_lib"]
+        command += ["--ro-bind", str(stage / "pe_lib"), f"{COURSE}/pe_lib"]
         pythonpath.append(COURSE)
-    command += ["--ro-bind", str(RUNNER), RUNNER_INSIDE,
+    command += ["--ro-bind", str(stage / "runner.py"), RUNNER_INSIDE,
                 "--proc", "/proc", "--dev", "/dev"]
     for path, fd in (data_fds or {}).items():
         command += ["--ro-bind-data", str(fd), path]
@@ -160,7 +230,7 @@ def bwrap_command(argv: list[str], *, library: bool = True, seccomp_fd: int | No
     environment = dict(ENVIRONMENT, PYTHONPATH=":".join(pythonpath))
     for key, value in environment.items():
         command += ["--setenv", key, value]
-    return command + ["--", *argv]
+    return command, [bwrap_path() or "bwrap", "--", *argv]
 
 
 def limits(address_bytes: int | None):

@@ -66,11 +66,12 @@ def test_reading_a_fifo_neither_blocks_nor_follows_links(tmp_path):
 
 
 def test_a_read_that_hangs_is_given_up_after_its_time(tmp_path, monkeypatch):
-    monkeypatch.setattr(files, "_read", lambda path, limit, result: time.sleep(3))
+    # The read would take 30 s; giving up after 0.5 s leaves a wide margin on a busy machine.
+    monkeypatch.setattr(files, "_read", lambda path, limit, result: time.sleep(30))
     began = time.perf_counter()
     with pytest.raises(files.NotReadable, match="could not be read within 0.5 s"):
         files.read(tmp_path / "slow", limit=10, seconds=0.5)
-    assert time.perf_counter() - began < 2
+    assert time.perf_counter() - began < 10
 
 
 def test_a_notebook_too_large_is_refused_unread(tmp_path):
@@ -332,7 +333,7 @@ def test_an_interrupted_run_goes_on_where_it_stopped(small_class, tmp_path):
     assert out.read_text() == "last week's scores\n"
     lines = []
     grade_folder(folder, out=out, build=build, feedback=notes, unsafe_no_sandbox=True, log=lines.append)
-    assert lines[0] == "2 of 3 unchanged since an earlier run: kept (--regrade grades them again)"
+    assert lines[:2] == ["2 of 3 kept from an earlier run", "(unchanged; --regrade grades them again)"]
     assert len([line for line in lines if line.startswith("[3/3] ")]) == 1
     assert lines[-1] == f"1 note(s) in {notes} name no student of this run, left from an earlier one (left as they are): left.txt"
     first = out.read_text()
@@ -343,7 +344,7 @@ def test_an_interrupted_run_goes_on_where_it_stopped(small_class, tmp_path):
     nbformat.write(nbformat.v4.new_notebook(), folder / "bo.ipynb")  # bo hands in again
     lines.clear()
     grade_folder(folder, out=out, build=build, feedback=notes, unsafe_no_sandbox=True, log=lines.append)
-    assert lines[0].startswith("2 of 3 unchanged since") and [line for line in lines if line.startswith("[3/3] bo: 0/11")]
+    assert lines[0] == "2 of 3 kept from an earlier run" and [line for line in lines if line.startswith("[3/3] bo: 0/11")]
     lines.clear()
     grade_folder(folder, out=out, build=build, feedback=notes, unsafe_no_sandbox=True, regrade=True, log=lines.append)
     assert not lines[0].startswith("2 of 3") and len([line for line in lines if line.startswith("[")]) == 3

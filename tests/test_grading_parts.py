@@ -172,3 +172,25 @@ def test_the_sandbox_sees_the_library_alone_and_nothing_of_the_course():
     assert seen.answers["library"] == "/opt/course/pe_lib/__init__.py"
     hidden = execute.run([], probes, library=False, timeout=60, cell_seconds=20)
     assert hidden.answers["library"].kind == "ModuleNotFoundError"
+
+
+def test_the_library_is_staged_once_and_a_killed_graders_copy_is_swept(tmp_path, monkeypatch):
+    """The sandbox's copy of the library holds no compiled files; a dead grader's copy goes, a live one's stays."""
+    import subprocess
+    import sys
+
+    from classroom import sandbox
+
+    monkeypatch.setattr(sandbox.tempfile, "gettempdir", lambda: str(tmp_path))
+    monkeypatch.setattr(sandbox, "_STAGE", [])
+    ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead, alive = int(ended.stdout), os.getppid()
+    for pid in (dead, alive):
+        (tmp_path / f"{sandbox.STAGE_PREFIX}{pid}-x").mkdir()
+    (tmp_path / "pe-course-sandbox-not-a-pid").mkdir()
+    stage = sandbox.staged()
+    assert sandbox.staged() == stage and stage.parent == tmp_path
+    assert (stage / "pe_lib" / "__init__.py").read_bytes() == (sandbox.LIBRARY / "__init__.py").read_bytes()
+    assert not [path for path in stage.rglob("*") if path.suffix == ".pyc" or path.name == "__pycache__"]
+    assert sorted(path.name for path in tmp_path.iterdir()) == sorted(
+        [stage.name, f"{sandbox.STAGE_PREFIX}{alive}-x", "pe-course-sandbox-not-a-pid"])

@@ -293,6 +293,35 @@ except OSError:
     found.append('noload')
 raise RuntimeError(' '.join(found))
 """,
+    "finds_the_course": """
+import glob, os, sys
+course = '{course}'
+# Where Python and the environment live is in view (the teacher's own .venv may
+# lie in the course's folder): set those paths aside, then look for the course.
+installed = {{os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix), sys.prefix, sys.base_prefix}}
+seen = dict(sys_path=' '.join(sys.path), executable=sys.executable, environ=repr(dict(os.environ)),
+            cwd=os.getcwd(), runner=repr(sys.argv), modules=' '.join(
+                str(getattr(module, '__file__', '')) for module in list(sys.modules.values())))
+for path in glob.glob('/proc/*/mountinfo') + glob.glob('/proc/*/cmdline') + glob.glob('/proc/*/environ') \
+        + glob.glob('/proc/*/maps') + glob.glob('/proc/*/mounts'):
+    try:
+        seen[path] = open(path, 'rb').read().decode('utf-8', 'replace')
+    except OSError:
+        pass
+for path in glob.glob('/proc/*/cwd') + glob.glob('/proc/*/root') + glob.glob('/proc/*/exe') \
+        + glob.glob('/proc/*/fd/*') + glob.glob('/proc/*/map_files/*'):
+    try:
+        seen[path] = os.readlink(path)
+    except OSError:
+        pass
+for name, text in list(seen.items()):
+    for path in sorted(installed, key=len, reverse=True):
+        text = text.replace(path, '<python>')
+    seen[name] = text
+where = sorted(name for name, text in seen.items() if course in text)
+mounts = len(seen.get('/proc/self/mountinfo', '').splitlines())
+raise RuntimeError('course seen in %s; %d mounts, %d places read' % (where or 'nothing', mounts, len(seen)))
+""",
 }
 
 #: Attacks that define the graded functions: their cell goes last, after the blank's own.
@@ -590,6 +619,20 @@ def test_the_sandbox_sees_its_own_host_name_load_and_memory(run):
     assert name == sandbox.HOSTNAME != socket.gethostname()
     assert load == "0.000.000.001/11" and average == "noload"  # os.getloadavg asks sysinfo, refused
     assert memory == f"MemTotal:{1 << 20}kB"  # the 1 GiB budget of the assignment, not the host's
+
+
+def test_the_sandbox_sees_nothing_of_the_course_folder(run):
+    """Not in the mount table, nor any process's command line, environment, files or maps.
+
+    The library and the runner are copies bound from a neutral folder, and
+    bubblewrap reads its options from a pipe; only where Python and the
+    course's environment are installed stays in view (set aside by the attack).
+    """
+    found = re.search(r"cell 2 raised RuntimeError: course seen in (.*?); (\d+) mounts, (\d+) places read",
+                      run["rows"]["finds_the_course"]["reason"])
+    assert found, run["rows"]["finds_the_course"]["reason"]
+    assert found.group(1) == "nothing"
+    assert int(found.group(2)) > 10 and int(found.group(3)) > 20  # it did read the mount table and /proc
 
 
 # ---------------------------------------------------------------- names a teacher can tell apart
