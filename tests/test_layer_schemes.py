@@ -84,15 +84,17 @@ def test_a_scheme_builds_one_attention_layer_per_entry():
 
 
 def test_the_registry_lists_the_attention_options_with_their_peers():
-    assert set(ATTENTION_OPTIONS) == {"layer_scheme", "temperature", "window", "sink_logit", "rotary_fraction"}
+    assert set(ATTENTION_OPTIONS) == {"layer_scheme", "temperature", "window", "sink_logit", "rotary_fraction",
+                                      "mrope_section", "axial", "packed_positions", "left_padding"}
     for option in ATTENTION_OPTIONS.values():
         assert option.peers and option.reference is not None
-        owner, argument = option.layer_option.split(".")
+        *where, argument = option.layer_option.split(".")
+        import functools
         import inspect
 
         import pe_lib.layers
 
-        assert argument in inspect.signature(getattr(pe_lib.layers, owner)).parameters
+        assert argument in inspect.signature(functools.reduce(getattr, where, pe_lib.layers)).parameters
     assert "rope_longrope" in METHODS
 
 
