@@ -103,7 +103,7 @@ def test_left_padded_positions_are_hugging_faces():
     assert ids.left_padded_position_ids(PACKED["attention_mask"]).tolist() == PACKED["padded_position_ids"]
 
 
-@pytest.mark.parametrize("backend_layout", ["mrope", "axial", "padded"])
+@pytest.mark.parametrize("backend_layout", ["mrope", "axial", "padded", "packed"])
 def test_keras_layer_matches_the_numpy_references(backend_layout):
     rng = np.random.default_rng(3)
     if backend_layout == "mrope":
@@ -120,6 +120,15 @@ def test_keras_layer_matches_the_numpy_references(backend_layout):
         expected = apply_axial_rope(x[0, :, 0].astype(np.float64), rows, columns)
         got = keras.ops.convert_to_numpy(layer(x, positions=np.stack([rows, columns])))[0, :, 0]
         largest = 5
+    elif backend_layout == "packed":
+        from pe_lib.rope import apply_rope
+
+        packed = np.array(PACKED["packed_position_ids"])  # (1, 8): documents of 3, 1 and 4 tokens
+        x = rng.normal(size=(1, 8, 1, 16)).astype("float32")
+        expected = np.concatenate([apply_rope(x[0, start:stop, 0].astype(np.float64))
+                                   for start, stop in ((0, 3), (3, 4), (4, 8))])[None]
+        got = keras.ops.convert_to_numpy(RotaryEmbedding()(x, positions=packed))[:, :, 0]
+        largest = 3
     else:
         mask = np.array(PACKED["attention_mask"])
         x = rng.normal(size=(3, 5, 1, 16)).astype("float32")
