@@ -209,7 +209,7 @@ ATTENTION_OPTIONS: dict[str, AttentionOption] = {option.name: option for option 
                     "pe_lib.multimodal_rope.apply_axial_rope", "RotaryEmbedding.axial",
                     "rope_type='axial' (Qwen2VLVisionRotaryEmbedding)"),
     AttentionOption("packed_positions", "positions that start again at 0 for each document packed in a row",
-                    "pe_lib.position_ids.packed_position_ids", "RotaryEmbedding.call.positions",
+                    "pe_lib.position_ids.packed_position_ids", "PositionalSelfAttention.call.position_ids",
                     "DataCollatorWithFlattening's position_ids; find_packed_sequence_indices"),
     AttentionOption("left_padding", "positions counted over the tokens of a left-padded row, pads at 0",
                     "pe_lib.position_ids.left_padded_position_ids", "RotaryEmbedding.call.attention_mask",

@@ -141,6 +141,22 @@ def test_keras_layer_matches_the_numpy_references(backend_layout):
     np.testing.assert_allclose(got, expected, rtol=0, atol=float32_bound(x, largest))
 
 
+@pytest.mark.parametrize("method, temperature", [("rope", None), ("alibi", None),
+                                                 ("none", {"kind": "llama4", "floor_scale": 2})])
+def test_packed_attention_is_each_document_alone(method, temperature):
+    """A packed row attends as its documents would, each alone from position 0."""
+    from pe_lib.layers import PositionalSelfAttention
+
+    layer = PositionalSelfAttention(heads=2, key_dim=4, method=method, temperature=temperature)
+    x = np.random.default_rng(4).normal(size=(1, 8, 8)).astype("float32")
+    packed = ids.packed_position_ids(PACKED["lengths"])[None]  # documents of 3, 1 and 4 tokens
+    together = keras.ops.convert_to_numpy(layer(x, position_ids=packed))
+    alone = np.concatenate([keras.ops.convert_to_numpy(layer(x[:, start:stop]))
+                            for start, stop in ((0, 3), (3, 4), (4, 8))], axis=1)
+    np.testing.assert_allclose(together, alone, rtol=0, atol=1e-5)
+    assert not np.allclose(keras.ops.convert_to_numpy(layer(x)), alone, atol=1e-3)
+
+
 def test_keras_layer_options_round_trip_and_refuse_bad_input():
     layer = RotaryEmbedding(mrope_section=(16, 24, 24))
     again = RotaryEmbedding.from_config(layer.get_config())
