@@ -28,6 +28,14 @@ model.
 [1024, 1024, 1024, 1024, 1024, None]
 >>> [layer.method for layer in llama4_scheme(8)]
 ['rope_llama3', 'rope_llama3', 'rope_llama3', 'none', 'rope_llama3', 'rope_llama3', 'rope_llama3', 'none']
+
+A :class:`LayerScheme` names a pattern that fits a model of any depth, so
+that an experiment can train it beside the registry's methods; the named
+ones are in :data:`SCHEMES`, and :func:`resolve_positions` turns a name into
+a registry entry or a scheme, once, at a model's entry point:
+
+>>> [layer.method for layer in resolve_positions("rope_nope").layers(6)]
+['rope', 'rope', 'rope', 'none', 'rope', 'rope']
 """
 
 from __future__ import annotations
@@ -39,7 +47,7 @@ import numpy as np
 
 from pe_lib import rope_scaling, sinks, temperature
 from pe_lib._checks import require_int
-from pe_lib.methods import get_method
+from pe_lib.methods import METHODS, PositionMethod, get_method
 from pe_lib.rope import rotary_depth
 
 #: The options of a RoPE method that are not options of its rates.
@@ -183,3 +191,74 @@ def llama4_scheme(num_layers: int, *, no_rope_layer_interval: int = 4, rope_thet
     heat = {"kind": "llama4", "floor_scale": floor_scale, "attn_scale": attn_scale} if attn_temperature_tuning else None
     nope = LayerPositions("none", temperature=heat)
     return repeat_pattern([rope] * (interval - 1) + [nope], num_layers)
+
+
+@dataclasses.dataclass(frozen=True)
+class LayerScheme:
+    """A named per-layer scheme: a pattern of layers repeated through a model of any depth.
+
+    Attributes:
+        name: its key in :data:`SCHEMES`; never a method name of the registry.
+        summary: one line saying what it does.
+        pattern: the :class:`LayerPositions` of the first layers, repeated
+            (:func:`repeat_pattern`); each acts in the attention (on queries
+            and keys, on the scores, or not at all), never on the input.
+    """
+
+    name: str
+    summary: str
+    pattern: tuple[LayerPositions, ...]
+
+    def __post_init__(self):
+        if not isinstance(self.name, str) or self.name in METHODS:
+            raise ValueError(f"name must be a string that names no registry method, got {self.name!r}")
+        pattern = repeat_pattern(self.pattern, len(tuple(self.pattern)) or 1)
+        for layer in pattern:
+            if get_method(layer.method).acts_on == "input":
+                raise ValueError(f"a layer's method must act in the attention, got {layer.method!r} "
+                                 "(an input method is added once, before the first layer)")
+        object.__setattr__(self, "pattern", pattern)
+
+    @property
+    def extrapolates(self) -> bool:
+        """Whether every layer's method gives positions past the training length."""
+        return all(get_method(layer.method).extrapolates for layer in self.pattern)
+
+    def layers(self, num_layers: int) -> tuple[LayerPositions, ...]:
+        """The positions of each of ``num_layers`` layers.
+
+        >>> [layer.uses_rope for layer in SCHEMES["rope_nope"].layers(4)]
+        [True, True, True, False]
+        """
+        return repeat_pattern(self.pattern, num_layers)
+
+
+#: The named per-layer schemes, by name.
+SCHEMES: dict[str, LayerScheme] = {scheme.name: scheme for scheme in (
+    LayerScheme("rope_nope", "RoPE in three layers of four, no positions in the fourth (Llama 4's pattern)",
+                (LayerPositions("rope"),) * 3 + (LayerPositions("none"),)),
+)}
+
+
+def resolve_positions(method: str | PositionMethod | LayerScheme) -> PositionMethod | LayerScheme:
+    """The registry entry or the :class:`LayerScheme` that ``method`` names.
+
+    A model's public function calls this once on what the user passed, a
+    name, an entry or a scheme, and hands the result inward.
+
+    >>> resolve_positions("alibi").acts_on, resolve_positions("rope_nope").extrapolates
+    ('scores', True)
+    >>> resolve_positions("nope")
+    Traceback (most recent call last):
+    ...
+    ValueError: method must be one of 'sinusoidal', 'learned', 'rope', 'rope_pi', 'rope_ntk', 'rope_dynamic', 'rope_yarn', 'rope_yarn_paper', 'rope_llama3', 'rope_longrope', 'alibi', 't5', 'shaw', 'none' (registry methods) or 'rope_nope' (schemes); got 'nope'
+    """
+    if isinstance(method, LayerScheme):
+        return method
+    if isinstance(method, str) and method in SCHEMES:
+        return SCHEMES[method]
+    try:
+        return get_method(method)
+    except ValueError:
+        raise ValueError(f"method must be one of {', '.join(map(repr, METHODS))} (registry methods) or "
+                         f"{', '.join(map(repr, SCHEMES))} (schemes); got {method!r}") from None

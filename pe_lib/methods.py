@@ -169,7 +169,8 @@ class AttentionOption:
         name: its key in :data:`ATTENTION_OPTIONS`.
         summary: one line saying what it does.
         reference_path: dotted path of the NumPy reference.
-        layer_option: where the Keras layers take it, ``"Class.argument"``.
+        layer_option: where the Keras layers take it, ``"Class.argument"``, or
+            ``"Class.call.argument"`` for an argument of the call.
         peers: the names Hugging Face transformers gives it.
     """
 
@@ -201,6 +202,18 @@ ATTENTION_OPTIONS: dict[str, AttentionOption] = {option.name: option for option 
     AttentionOption("rotary_fraction", "RoPE on the first features of each head only, odd widths included",
                     "pe_lib.rope.rotary_depth", "RotaryEmbedding.rotary_fraction",
                     "partial_rotary_factor, rotary_pct, rotary_dim"),
+    AttentionOption("mrope_section", "RoPE by sections of pairs, each turned by one axis: time, row, column (M-RoPE)",
+                    "pe_lib.multimodal_rope.apply_mrope", "RotaryEmbedding.mrope_section",
+                    "rope_parameters['mrope_section'] (Qwen2-VL, Qwen2.5-VL)"),
+    AttentionOption("axial", "2-D RoPE for image patches: half the pairs by the row, half by the column",
+                    "pe_lib.multimodal_rope.apply_axial_rope", "RotaryEmbedding.axial",
+                    "rope_type='axial' (Qwen2VLVisionRotaryEmbedding)"),
+    AttentionOption("packed_positions", "positions that start again at 0 for each document packed in a row",
+                    "pe_lib.position_ids.packed_position_ids", "PositionalSelfAttention.call.position_ids",
+                    "DataCollatorWithFlattening's position_ids; find_packed_sequence_indices"),
+    AttentionOption("left_padding", "positions counted over the tokens of a left-padded row, pads at 0",
+                    "pe_lib.position_ids.left_padded_position_ids", "RotaryEmbedding.call.attention_mask",
+                    "position_ids from attention_mask in generation"),
 )}
 
 

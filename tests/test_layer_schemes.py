@@ -7,7 +7,8 @@ import pytest
 
 from peer_reference import FLOAT32_STEP, PEER, array
 from pe_lib import rope_scaling
-from pe_lib.layer_schemes import LayerPositions, gemma3_scheme, llama4_scheme, repeat_pattern
+from pe_lib.layer_schemes import (SCHEMES, LayerPositions, LayerScheme, gemma3_scheme, llama4_scheme, repeat_pattern,
+                                  resolve_positions)
 from pe_lib.layers import PositionalSelfAttention
 from pe_lib.methods import ATTENTION_OPTIONS, METHODS
 
@@ -34,6 +35,17 @@ def test_llama4_layers_are_hugging_faces():
     np.testing.assert_allclose(scheme[0].rates(llama["head_dim"]), array(llama["rates"]), rtol=4 * FLOAT32_STEP,
                                atol=0)
     assert scheme[0].options["layout"] == "interleaved"
+
+
+def test_rope_nope_has_llama4s_nope_layers():
+    """The hybrid scheme puts its NoPE layers where Hugging Face's Llama 4 configuration does."""
+    llama = PEER["llama4"]
+    hybrid = resolve_positions("rope_nope").layers(len(llama["no_rope_layers"]))
+    assert [int(layer.uses_rope) for layer in hybrid] == llama["no_rope_layers"]
+    assert {layer.method for layer in hybrid} == {"rope", "none"}
+    assert resolve_positions("rope_nope") is SCHEMES["rope_nope"] and SCHEMES["rope_nope"].extrapolates
+    assert resolve_positions("rope") is METHODS["rope"]
+    assert not set(SCHEMES) & set(METHODS)
 
 
 def test_llama4_rates_by_hand():
@@ -72,15 +84,17 @@ def test_a_scheme_builds_one_attention_layer_per_entry():
 
 
 def test_the_registry_lists_the_attention_options_with_their_peers():
-    assert set(ATTENTION_OPTIONS) == {"layer_scheme", "temperature", "window", "sink_logit", "rotary_fraction"}
+    assert set(ATTENTION_OPTIONS) == {"layer_scheme", "temperature", "window", "sink_logit", "rotary_fraction",
+                                      "mrope_section", "axial", "packed_positions", "left_padding"}
     for option in ATTENTION_OPTIONS.values():
         assert option.peers and option.reference is not None
-        owner, argument = option.layer_option.split(".")
+        *where, argument = option.layer_option.split(".")
+        import functools
         import inspect
 
         import pe_lib.layers
 
-        assert argument in inspect.signature(getattr(pe_lib.layers, owner)).parameters
+        assert argument in inspect.signature(functools.reduce(getattr, where, pe_lib.layers)).parameters
     assert "rope_longrope" in METHODS
 
 
@@ -94,6 +108,12 @@ def test_the_registry_lists_the_attention_options_with_their_peers():
         (lambda: LayerPositions("none", sink_logit="yes"), TypeError, ["sink_logit", "'yes'"]),
         (lambda: repeat_pattern([], 3), TypeError, ["pattern"]),
         (lambda: gemma3_scheme(0), ValueError, ["num_layers", "0"]),
+        (lambda: resolve_positions("nope"), ValueError, ["method", "'nope'", "'rope_nope'", "'alibi'"]),
+        (lambda: LayerScheme("rope", "a scheme named as a method", (LayerPositions("rope"),)), ValueError,
+         ["name", "'rope'"]),
+        (lambda: LayerScheme("added", "an input method in a layer", (LayerPositions("sinusoidal"),)), ValueError,
+         ["'sinusoidal'"]),
+        (lambda: LayerScheme("empty", "no layers", ()), TypeError, ["pattern"]),
     ],
 )
 def test_bad_schemes_name_the_argument(make, error, words):

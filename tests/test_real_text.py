@@ -139,12 +139,12 @@ def test_bad_input_is_refused(call):
 # --- model --------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("method", TRAINED_METHODS + ROPE_VARIANTS)
+@pytest.mark.parametrize("method", TRAINED_METHODS + ROPE_VARIANTS + ("rope_nope",))
 def test_no_position_sees_the_future(method):
     """Changing the characters after position t leaves every logit up to t unchanged."""
     options = {"scale": 2.0, "original_length": 8} if method in ROPE_VARIANTS else None
-    model = language_model(method, train_length=8, vocabulary_size=11, depth=8, heads=2, layers=2,
-                           max_length=16, method_options=options)
+    model = language_model(method, train_length=8, vocabulary_size=11, depth=8, heads=2,
+                           layers=4 if method == "rope_nope" else 2, max_length=16, method_options=options)
     rng = np.random.default_rng(0)
     ids = rng.integers(0, 11, size=(2, 8)).astype("int32")
     before = keras.ops.convert_to_numpy(model(ids))
@@ -154,6 +154,32 @@ def test_no_position_sees_the_future(method):
         after = keras.ops.convert_to_numpy(model(changed))
         np.testing.assert_allclose(after[:, :t + 1], before[:, :t + 1], rtol=0, atol=1e-5)
         assert not np.allclose(after[:, t + 1:], before[:, t + 1:], atol=1e-3)
+
+
+def test_hybrid_is_causal_and_rotates_in_three_blocks_of_four():
+    """``"rope_nope"``: with block 3's queries zeroed, the hybrid computes what RoPE does with the same weights.
+
+    A zero query scores 0 against every key whether or not it is rotated, so
+    the two models then differ only where they should, in block 3, and
+    nowhere once that block cannot tell positions apart.
+    """
+    options = {"train_length": 8, "vocabulary_size": 11, "depth": 8, "heads": 2, "layers": 4, "max_length": 16}
+    hybrid = language_model("rope_nope", **options)
+    rope = language_model("rope", **options)
+    assert [hybrid.get_layer(f"attention_{b}").method for b in range(4)] == ["rope"] * 3 + ["none"]
+    assert hybrid.count_params() == rope.count_params()
+    rng = np.random.default_rng(1)
+    ids = rng.integers(0, 11, size=(2, 12)).astype("int32")
+    rope.set_weights(hybrid.get_weights())
+    differ = keras.ops.convert_to_numpy(hybrid(ids)) - keras.ops.convert_to_numpy(rope(ids))
+    assert np.abs(differ).max() > 1e-3  # block 3 sees positions in one model only
+    for model in (hybrid, rope):
+        kernel = model.get_layer("attention_3").query.kernel
+        kernel.assign(np.zeros(kernel.shape, dtype="float32"))
+    np.testing.assert_allclose(keras.ops.convert_to_numpy(hybrid(ids)), keras.ops.convert_to_numpy(rope(ids)),
+                               rtol=0, atol=1e-5)
+    with pytest.raises(ValueError, match="method_options"):
+        language_model("rope_nope", method_options={"scale": 2.0}, **options)
 
 
 def test_parameter_counts_by_hand():

@@ -148,20 +148,24 @@ class PositionalSelfAttention(keras.layers.Layer):
         x = ops.reshape(x, (ops.shape(x)[0], steps, self.heads, self.key_dim))
         return ops.transpose(x, (0, 2, 1, 3))  # (batch, heads, steps, key_dim)
 
-    def scores(self, inputs):
+    def scores(self, inputs, position_ids=None):
         """The ``(batch, heads, steps, steps)`` scores before the softmax.
 
         Keys after the query hold a large negative score that the compute
         dtype can represent: -1e9, or -32752 in float16, whose range ends at
-        65504.
+        65504. With ``position_ids`` (packed documents, see :meth:`call`),
+        so do the keys of other documents.
         """
         steps = ops.shape(inputs)[1]
         queries = self._split_heads(self.query(inputs), steps)
         keys = self._split_heads(self.key(inputs), steps)
         if self.acts_on == "queries and keys":
-            queries, keys = self.positions(queries), self.positions(keys)
+            queries = self.positions(queries, positions=position_ids)
+            keys = self.positions(keys, positions=position_ids)
         if self.temperature is not None:
-            queries = queries * ops.cast(self._query_temperature(steps), queries.dtype)[:, None]
+            factor = self._query_temperature(steps, position_ids)
+            factor = factor if position_ids is None else factor[:, None]  # (batch, 1, steps)
+            queries = queries * ops.cast(factor, queries.dtype)[..., None]
         scores = ops.matmul(queries, ops.transpose(keys, (0, 1, 3, 2))) / float(np.sqrt(self.key_dim))
         if self.acts_on == "scores":
             # a bias layer reads the (batch, steps, depth) inputs: (batch, heads, q, k)
@@ -172,13 +176,19 @@ class PositionalSelfAttention(keras.layers.Layer):
         if self.window is not None:
             visible = ops.logical_and(
                 visible, ops.logical_or(behind < self.window, where[None, :] < self.sink_tokens))
+        if position_ids is not None:  # packed documents: a key of another document is never seen
+            steps_between = ops.diff(ops.cast(position_ids, "int32"), axis=-1)
+            starts = ops.cast(ops.not_equal(steps_between, 1), "int32")
+            documents = ops.concatenate([ops.zeros_like(starts[:, :1]), ops.cumsum(starts, axis=-1)], axis=-1)
+            same = ops.equal(documents[:, :, None], documents[:, None, :])[:, None]
+            visible = ops.logical_and(visible, same)
         return ops.where(visible, scores, ops.full_like(scores, masked_score(scores.dtype)))
 
-    def _query_temperature(self, steps):
-        """The ``(steps,)`` factor of each query, in float32 (float64 under a float64 policy)."""
+    def _query_temperature(self, steps, position_ids=None):
+        """The factor of each query, ``(steps,)`` or ``(batch, steps)``, in float32 (float64 under a float64 policy)."""
         exact = "float64" if self.compute_dtype == "float64" else "float32"
         options = self.temperature
-        positions = ops.arange(steps, dtype="int32")
+        positions = ops.arange(steps, dtype="int32") if position_ids is None else ops.cast(position_ids, "int32")
         if options["kind"] == "llama4":
             floors = ops.floor_divide(positions + 1, options["floor_scale"])  # exact, in integers
             return 1.0 + options["attn_scale"] * ops.log1p(ops.cast(floors, exact))
@@ -187,7 +197,7 @@ class PositionalSelfAttention(keras.layers.Layer):
             count = ops.cast(positions + 1, exact)
             return ops.where(positions + 1 > trained, ops.log(count) / float(np.log(trained)),
                              ops.ones_like(count))
-        return ops.full((steps,), options["factor"], dtype=exact)
+        return ops.full(ops.shape(positions), options["factor"], dtype=exact)
 
     def _softmax(self, scores):
         """Softmax over the keys, with each head's sink logit as an extra key when asked for."""
@@ -203,9 +213,18 @@ class PositionalSelfAttention(keras.layers.Layer):
             return self.positions(queries)  # q_i . w_ij per head, from the projected queries
         return self.positions(inputs)
 
-    def call(self, inputs):
+    def call(self, inputs, position_ids=None):
+        """Attend over ``inputs`` ``(batch, steps, depth)``.
+
+        ``position_ids`` ``(batch, steps)``, for rows of packed documents
+        (:func:`pe_lib.position_ids.packed_position_ids`): each document's
+        positions start again at 0, RoPE and the temperature use them, and a
+        query sees only the keys of its own document, which starts wherever a
+        position is not the previous one plus one (Hugging Face's
+        ``find_packed_sequence_indices``).
+        """
         steps = ops.shape(inputs)[1]
-        weights = self._softmax(self.scores(inputs))
+        weights = self._softmax(self.scores(inputs, position_ids))
         mixed = ops.matmul(weights, self._split_heads(self.value(inputs), steps))
         if hasattr(self.positions, "value_term"):  # Shaw's value vectors
             mixed = mixed + self.positions.value_term(weights)

@@ -14,8 +14,10 @@ from keras import ops
 
 from pe_lib import rope_scaling
 from pe_lib._checks import require_choice, require_fraction, require_int, require_positive_float
+from pe_lib.frequencies import angle_rates
 from pe_lib.layouts import LAYOUTS
 from pe_lib.methods import method_names
+from pe_lib.multimodal_rope import pair_axes
 from pe_lib.rope import rotary_depth, rotation_tables
 
 #: The options of the context-extension methods, each ``None`` (the method's default) unless given.
@@ -131,6 +133,15 @@ class RotaryEmbedding(keras.layers.Layer):
             factor (:func:`pe_lib.rope_scaling.yarn_attention_factor`).
         alpha, beta: ``"rope_yarn_paper"``'s ramp ends, in turns.
         low_freq_factor, high_freq_factor: ``"rope_llama3"``'s bands.
+        mrope_section: pairs turned by each position axis, e.g. ``(16, 24, 24)``
+            for Qwen2-VL's M-RoPE (time, row, column;
+            :func:`pe_lib.multimodal_rope.apply_mrope`); the call then needs
+            ``positions`` of shape ``(axes, sequence)`` or ``(axes, batch,
+            sequence)``, and the half-split layout.
+        axial: with ``mrope_section``, give each section the rates of a head
+            of twice its pairs, as 2-D axial RoPE does for image patches
+            (:func:`pe_lib.multimodal_rope.apply_axial_rope`; plain
+            ``"rope"`` only).
         short_factor, long_factor: ``"rope_longrope"``'s factors, one per
             rotated pair (lists of numbers; all ones when left out, as plain
             RoPE); ``attention_factor`` replaces its
@@ -167,7 +178,7 @@ class RotaryEmbedding(keras.layers.Layer):
                  mscale: float | None = None, mscale_all_dim: float | None = None,
                  alpha: float | None = None, beta: float | None = None,
                  low_freq_factor: float | None = None, high_freq_factor: float | None = None,
-                 short_factor=None, long_factor=None, **kwargs):
+                 short_factor=None, long_factor=None, mrope_section=None, axial: bool = False, **kwargs):
         # No autocasting: the rotation is computed in float32 or float64 whatever the
         # inputs' dtype, and _output_dtype picks the dtype of the result.
         kwargs.setdefault("autocast", False)
@@ -194,6 +205,17 @@ class RotaryEmbedding(keras.layers.Layer):
             "long_factor": _as_list("long_factor", long_factor),
         }
         self.options = {name: value for name, value in given.items() if value is not None}
+        if not isinstance(axial, bool):
+            raise TypeError(f"axial must be True or False, got {axial!r}")
+        if axial and (mrope_section is None or self.method != "rope"):
+            raise ValueError(f"axial=True needs mrope_section and method 'rope', got mrope_section={mrope_section!r} "
+                             f"and method={self.method!r}")
+        if mrope_section is not None and self.layout != "half-split":
+            raise ValueError(f"mrope_section needs layout='half-split' (Qwen2-VL's), got {self.layout!r}")
+        #: pairs per position axis (M-RoPE, axial RoPE), or ``None`` for one position per step
+        self.mrope_section = None if mrope_section is None else tuple(int(n) for n in mrope_section)
+        self._pair_axes = None if mrope_section is None else pair_axes(self.mrope_section)
+        self.axial = axial
         self._rate_options, factor_options = rope_scaling.split_options(self.method, self.options)
         #: the scale :math:`s` the rates use
         self.effective_scale = self._resolve_scale()
@@ -243,12 +265,17 @@ class RotaryEmbedding(keras.layers.Layer):
             self.rotated_depth = rotary_depth(self.depth, self.rotary_fraction)
         except ValueError as error:
             raise ValueError(f"{self.name}: inputs of shape {tuple(input_shape)}: {error}") from None
+        if self.mrope_section is not None and self._pair_axes.size != self.rotated_depth // 2:
+            raise ValueError(f"{self.name}: mrope_section={self.mrope_section} has {self._pair_axes.size} pairs, "
+                             f"the rotated depth {self.rotated_depth} has {self.rotated_depth // 2}")
         length = {"length": self.original_length} if self.method in rope_scaling.FOLLOW_LENGTH else {}
         #: the float64 angle rates, after any scaling (a NumPy array); for
         #: ``"rope_dynamic"``, those at the trained length
         self.rates = rope_scaling.scaled_rates(self.method, self.rotated_depth, scale=self.effective_scale,
                                   original_length=self.original_length, base=self.base,
                                   **length, **self._rate_options)
+        if self.axial:
+            self.rates = np.concatenate([angle_rates(2 * count, base=self.base) for count in self.mrope_section])
         self._tables = rotation_tables(self.rates)
         if self.method == "rope_longrope":
             long_rates = rope_scaling.scaled_rates(
@@ -282,7 +309,7 @@ class RotaryEmbedding(keras.layers.Layer):
         angles = ops.cast(positions, exact)[..., None] * rates
         return ops.cast(ops.cos(angles), dtype), ops.cast(ops.sin(angles), dtype)
 
-    def call(self, inputs, start_index=0, positions=None, length=None):
+    def call(self, inputs, start_index=0, positions=None, length=None, attention_mask=None):
         """Rotate ``inputs`` by the angles of their positions.
 
         Args:
@@ -292,6 +319,11 @@ class RotaryEmbedding(keras.layers.Layer):
                 ``(batch, sequence)``; replaces ``start_index``.
             length: for ``"rope_dynamic"`` only, the length whose scale the
                 rates use; by default the last position plus one.
+            attention_mask: ``(batch, sequence)`` of 1 (token) and 0 (pad),
+                for left-padded inputs: a token's position is the number of
+                tokens before it, a pad's 0, as Hugging Face's generation
+                computes them (:func:`pe_lib.position_ids.left_padded_position_ids`);
+                replaces ``positions`` and ``start_index``.
         """
         if length is not None and self.method not in rope_scaling.FOLLOW_LENGTH:
             raise ValueError(f"{self.name}: length is used by methods 'rope_dynamic' and 'rope_longrope' only")
@@ -300,6 +332,13 @@ class RotaryEmbedding(keras.layers.Layer):
         sequence, feature = self._axes(rank)
         x = ops.moveaxis(inputs, (sequence, feature), (rank - 2, rank - 1))
         steps = ops.shape(x)[-2]
+        if attention_mask is not None:
+            if positions is not None:
+                raise ValueError(f"{self.name}: give positions or attention_mask, not both")
+            mask = ops.cast(attention_mask, "int32")
+            positions = ops.where(mask == 1, ops.cumsum(mask, axis=-1) - 1, 0)
+        if self.mrope_section is not None:
+            return self._call_sections(inputs, x, positions, rank, sequence, feature, dtype=None)
         if positions is None:
             positions = ops.arange(steps, dtype="int32") + ops.cast(start_index, "int32")
         positions = ops.cast(positions, "int32")
@@ -339,6 +378,39 @@ class RotaryEmbedding(keras.layers.Layer):
             rotated = ops.concatenate([rotated, ops.cast(x[..., self.rotated_depth:], output)], axis=-1)
         return ops.moveaxis(rotated, (rank - 2, rank - 1), (sequence, feature))
 
+    def _call_sections(self, inputs, x, positions, rank, sequence, feature, dtype):
+        """M-RoPE and axial RoPE: each section of pairs turned by the position of its axis."""
+        if positions is None or len(ops.shape(positions)) not in (2, 3) or \
+                ops.shape(positions)[0] != len(self.mrope_section):
+            raise ValueError(f"{self.name}: mrope_section={self.mrope_section} needs positions of shape "
+                             f"({len(self.mrope_section)}, sequence) or ({len(self.mrope_section)}, batch, "
+                             f"sequence), got {None if positions is None else tuple(ops.shape(positions))}")
+        positions = ops.cast(positions, "int32")
+        dtype = keras.backend.standardize_dtype(inputs.dtype)
+        compute = "float64" if "float64" in (dtype, self.compute_dtype) else "float32"
+        cos_parts, sin_parts, first = [], [], 0
+        for axis, count in enumerate(self.mrope_section):
+            cos, sin = self._cos_sin(positions[axis], compute)
+            cos_parts.append(cos[..., first:first + count])
+            sin_parts.append(sin[..., first:first + count])
+            first += count
+        cos, sin = ops.concatenate(cos_parts, axis=-1), ops.concatenate(sin_parts, axis=-1)
+        if len(positions.shape) == 3:  # (axes, batch, sequence): one row of positions per batch entry
+            cos = ops.reshape(cos, (ops.shape(cos)[0],) + (1,) * (rank - 3) + tuple(ops.shape(cos)[1:]))
+            sin = ops.reshape(sin, ops.shape(cos))
+        values = ops.cast(x[..., : self.rotated_depth], compute)
+        half = self.rotated_depth // 2
+        first_half, second_half = values[..., :half], values[..., half:]
+        rotated = ops.concatenate([first_half * cos - second_half * sin, first_half * sin + second_half * cos],
+                                  axis=-1)
+        if self.attention_factor != 1.0:
+            rotated = rotated * self.attention_factor
+        output = self._output_dtype(dtype)
+        rotated = ops.cast(rotated, output)
+        if self.rotated_depth < self.depth:
+            rotated = ops.concatenate([rotated, ops.cast(x[..., self.rotated_depth:], output)], axis=-1)
+        return ops.moveaxis(rotated, (rank - 2, rank - 1), (sequence, feature))
+
     def _output_dtype(self, input_dtype: str) -> str:
         """The compute dtype under a mixed policy, else the dtype of the inputs."""
         policy = self.dtype_policy
@@ -355,7 +427,8 @@ class RotaryEmbedding(keras.layers.Layer):
             "method": self.method, "base": self.base, "layout": self.layout, "scale": self.scale,
             "original_length": self.original_length, "sequence_axis": self.sequence_axis,
             "feature_axis": self.feature_axis, "rotary_fraction": self.rotary_fraction,
-            "max_length": self.max_length,
+            "max_length": self.max_length, "mrope_section": None if self.mrope_section is None
+            else list(self.mrope_section), "axial": self.axial,
         })
         config.update({name: self.options.get(name) for name in SCALING_OPTIONS})
         return config

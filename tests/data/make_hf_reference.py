@@ -277,6 +277,74 @@ def keras_hub_yarn() -> dict:
     return {"default_truncate": default_truncate, "cases": cases}
 
 
+def qwen2_vl_mrope() -> dict:
+    """Qwen2-VL's M-RoPE: get_rope_index on text, an image and text, and the rotated queries."""
+    from types import SimpleNamespace
+
+    from transformers.models.qwen2_vl import modeling_qwen2_vl as qwen
+    from transformers.models.qwen2_vl.configuration_qwen2_vl import Qwen2VLTextConfig
+
+    config = Qwen2VLTextConfig(hidden_size=256, num_attention_heads=2, num_key_value_heads=2,
+                               rope_parameters={"rope_type": "default", "rope_theta": 1000000.0,
+                                                "mrope_section": [16, 24, 24]})
+    # 3 text tokens, an image of 4 x 6 patches merged 2 x 2 (2 x 3 tokens), 2 text tokens; the
+    # second row has two left pads
+    types = torch.tensor([[0, 0, 0] + [1] * 6 + [0, 0], [0, 0, 0, 0, 0] + [1] * 6])
+    mask = torch.tensor([[1] * 11, [0, 0] + [1] * 9])
+    grids = torch.tensor([[1, 4, 6], [1, 4, 6]])
+    model = SimpleNamespace(config=SimpleNamespace(vision_config=SimpleNamespace(spatial_merge_size=2)))
+    model.get_vision_position_ids = lambda *args, **kwargs: qwen.Qwen2VLModel.get_vision_position_ids(
+        model, *args, **kwargs)
+    position_ids, deltas = qwen.Qwen2VLModel.get_rope_index(model, torch.zeros_like(types), types,
+                                                            image_grid_thw=grids, attention_mask=mask)
+    rotary = qwen.Qwen2VLRotaryEmbedding(config)
+    query = random((2, 1, 11, 128), 11)
+    cos, sin = rotary(query, position_ids)
+    rotated, _ = qwen.apply_rotary_pos_emb(query, query, cos, sin)
+    return {"head_dim": 128, "rope_theta": 1000000.0, "mrope_section": [16, 24, 24], "spatial_merge_size": 2,
+            "token_types": types.tolist(), "attention_mask": mask.tolist(), "image_grid_thw": grids.tolist(),
+            "position_ids": position_ids.tolist(), "deltas": deltas.flatten().tolist(),
+            "query": floats(query), "rotated": floats(rotated)}
+
+
+def qwen2_vl_vision_axial() -> dict:
+    """Qwen2-VL's vision tower: 2-D axial RoPE on the patches of one image, in merge-block order."""
+    from transformers.models.qwen2_vl import modeling_qwen2_vl as qwen
+    from transformers.models.qwen2_vl.configuration_qwen2_vl import Qwen2VLVisionConfig
+    from transformers.vision_utils import get_vision_position_ids
+
+    config = Qwen2VLVisionConfig(embed_dim=160, num_heads=2)  # head_dim 80, as Qwen2-VL's 1280 / 16
+    grid = torch.tensor([[1, 4, 6]])
+    position_ids = get_vision_position_ids(grid, 2)
+    rotary = qwen.Qwen2VLVisionRotaryEmbedding(config)
+    query = random((24, 1, 80), 12)
+    cos, sin = rotary(query, position_ids)
+    rotated, _ = qwen.apply_rotary_pos_emb_vision(query, query, cos, sin)
+    return {"head_dim": 80, "rope_theta": float(config.rope_parameters["rope_theta"]), "grid_thw": grid.tolist(),
+            "spatial_merge_size": 2, "position_ids": position_ids.tolist(), "inv_freq": floats(rotary.inv_freq),
+            "query": floats(query), "rotated": floats(rotated)}
+
+
+def packed_and_padded() -> dict:
+    """Position ids of packed documents (DataCollatorWithFlattening), the documents Hugging Face's masks
+    find in them, and the position ids of left-padded inputs in generation."""
+    from types import SimpleNamespace
+
+    from transformers import DataCollatorWithFlattening, GenerationMixin
+    from transformers.masking_utils import find_packed_sequence_indices
+
+    documents = [{"input_ids": list(range(10, 13))}, {"input_ids": [7]}, {"input_ids": list(range(20, 24))}]
+    packed = DataCollatorWithFlattening(return_tensors="pt")(documents)
+    found = find_packed_sequence_indices(packed["position_ids"])
+    mask = torch.tensor([[0, 0, 1, 1, 1], [1, 1, 1, 1, 1], [0, 1, 0, 1, 1]])
+    owner = SimpleNamespace(device="cpu")
+    padded = GenerationMixin._prepare_position_ids_for_generation(owner, torch.zeros_like(mask),
+                                                                   {"attention_mask": mask})
+    return {"lengths": [3, 1, 4], "packed_position_ids": packed["position_ids"].tolist(),
+            "packed_documents": found.tolist(), "attention_mask": mask.tolist(),
+            "padded_position_ids": padded.tolist()}
+
+
 def main() -> None:
     torch.manual_seed(0)
     versions = {name: importlib.metadata.version(name) for name in ("transformers", "torch", "keras-hub", "keras",
@@ -289,6 +357,8 @@ def main() -> None:
         "dynamic_ntk": dynamic_ntk_keeps_the_longest(), "distilbert_sinusoidal": distilbert_sinusoidal(),
         "bert": bert_position_types(), "deepseek_v3": deepseek_v3(), "gemma3": gemma3(), "llama4": llama4(),
         "gpt_oss": gpt_oss(), "keras_hub_yarn": keras_hub_yarn(),
+        "qwen2_vl_mrope": qwen2_vl_mrope(), "qwen2_vl_vision_axial": qwen2_vl_vision_axial(),
+        "packed_and_padded": packed_and_padded(),
     }
     OUT.write_text(json.dumps(data, indent=1) + "\n")
     print(f"wrote {OUT} ({OUT.stat().st_size} bytes) with {sys.executable}")

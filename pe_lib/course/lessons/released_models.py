@@ -114,6 +114,10 @@ MODELS: dict[str, ReleasedModel] = {model.name: model for model in (
         "rope", {"base": 1_000_000.0})), 32768, 32768,
         other="YaRN with factor 4 over 32768 added for longer inputs",
         buys="a large base set in pre-training: slow pairs for a long context"),
+    ReleasedModel("Qwen2-VL 7B", "qwen2024qwen2vlconfig", 128, 28, _one("all", LayerPositions(
+        "rope", {"base": 1_000_000.0})), None, 32768,
+        other="M-RoPE: pairs 16 + 24 + 24 by time, row, column",
+        buys="text and image patches in one sequence, each with its own axes"),
     ReleasedModel("Mistral 7B v0.1", "mistral2023config", 128, 32, _one("all", LayerPositions(
         "rope", {"base": 10000.0}, window=4096)), None, 32768,
         buys="a cache that stops growing; reach through stacked layers"),

@@ -9,7 +9,9 @@ token vectors (``"sinusoidal"``, ``"learned"``), a rotation of queries and
 keys in every block (``"rope"`` and its context-extension variants), a bias
 on every block's scores (``"alibi"``, ``"t5"``), or nowhere (``"none"``).
 A ``"t5"`` model learns one table of bucket biases for all its blocks, as
-T5 does (:func:`share_bias_table`).
+T5 does (:func:`share_bias_table`). A per-layer scheme of
+:mod:`pe_lib.layer_schemes` (``"rope_nope"``: RoPE in three blocks of four,
+no positions in the fourth, as Llama 4) gives each block its own method.
 
 :func:`bits_per_character` scores the logits: the mean of
 :math:`-\log_2 p(\text{next character})`.
@@ -24,12 +26,13 @@ import numpy as np
 
 from pe_lib._checks import require_int, require_multiple, require_positive_float
 from pe_lib.course.model_inputs import attention_method, token_vectors
+from pe_lib.layer_schemes import LayerScheme, resolve_positions
 from pe_lib.layers import PositionalSelfAttention, T5RelativeBias
-from pe_lib.methods import PositionMethod, get_method
+from pe_lib.methods import METHODS, PositionMethod
 
 
 def language_model(
-    method: str | PositionMethod,
+    method: str | PositionMethod | LayerScheme,
     *,
     train_length: int,
     vocabulary_size: int,
@@ -49,7 +52,9 @@ def language_model(
     and a last normalisation precedes the read-out.
 
     Args:
-        method: a name from :data:`pe_lib.methods.METHODS`, or its entry.
+        method: a name from :data:`pe_lib.methods.METHODS` or its entry, or a
+            per-layer scheme: a name from :data:`pe_lib.layer_schemes.SCHEMES`
+            or the :class:`~pe_lib.layer_schemes.LayerScheme` itself.
         train_length: the training length :math:`L`; a ``"learned"`` table
             has this many rows and refuses longer inputs.
         vocabulary_size: number of character ids.
@@ -61,7 +66,8 @@ def language_model(
         seed: seed of the initial weights.
         method_options: more arguments for every block's attention layer,
             such as ``{"scale": 4.0}`` for ``"rope_pi"``
-            (:class:`~pe_lib.layers.PositionalSelfAttention`).
+            (:class:`~pe_lib.layers.PositionalSelfAttention`); a scheme
+            carries its options per layer and takes none here.
 
     Returns:
         A ``keras.Model`` from ids ``(batch, steps)`` to logits
@@ -75,8 +81,15 @@ def language_model(
         >>> language_model("learned", train_length=8, vocabulary_size=5, depth=8, heads=2,
         ...                ).count_params() - model.count_params()
         64
+
+        A scheme's blocks differ, each as its :class:`~pe_lib.layer_schemes.LayerPositions` says:
+
+        >>> hybrid = language_model("rope_nope", train_length=8, vocabulary_size=5, depth=8, heads=2,
+        ...                         layers=4)
+        >>> [hybrid.get_layer(f"attention_{block}").method for block in range(4)]
+        ['rope', 'rope', 'rope', 'none']
     """
-    entry = get_method(method)
+    positions = resolve_positions(method)
     train_length = require_int("train_length", train_length, minimum=1)
     vocabulary_size = require_int("vocabulary_size", vocabulary_size, minimum=1)
     max_length = require_int("max_length", max_length, minimum=1)
@@ -86,24 +99,35 @@ def language_model(
     feed_forward = require_int("feed_forward", feed_forward, minimum=1)
     seed = require_int("seed", seed, minimum=0)
     require_multiple("depth", depth, "heads", heads)
+    if isinstance(positions, LayerScheme):
+        if method_options is not None:
+            raise ValueError(f"method_options must be None for a per-layer scheme (its layers carry their "
+                             f"options), got {method_options!r}")
+        per_layer = positions.layers(layers)
+        entry = METHODS["none"]  # nothing is added to the token vectors
+    else:
+        per_layer, entry = None, positions
 
     tokens, x = token_vectors(entry, train_length=train_length, max_length=max_length,
                               vocabulary_size=vocabulary_size, depth=depth, seed=seed)
     inside = attention_method(entry)
+    first_table = None
     for block in range(layers):
-        attention = PositionalSelfAttention(heads, depth // heads, method=inside, method_options=method_options,
-                                            name=f"attention_{block}")
-        if block == 0:
-            first = attention
-        elif isinstance(attention.positions, T5RelativeBias):
-            share_bias_table(first, attention)
+        options = ({"method": inside, "method_options": method_options} if per_layer is None
+                   else per_layer[block].attention_options())
+        attention = PositionalSelfAttention(heads, depth // heads, **options, name=f"attention_{block}")
+        if isinstance(attention.positions, T5RelativeBias):
+            if first_table is None:
+                first_table = attention
+            else:
+                share_bias_table(first_table, attention)
         x = x + attention(keras.layers.LayerNormalization(name=f"norm_{block}a")(x))
         hidden = keras.layers.Dense(feed_forward * depth, activation="relu", name=f"hidden_{block}")(
             keras.layers.LayerNormalization(name=f"norm_{block}b")(x))
         x = x + keras.layers.Dense(depth, name=f"back_{block}")(hidden)
     x = keras.layers.LayerNormalization(name="norm")(x)
     logits = keras.layers.Dense(vocabulary_size, name="logits")(x)
-    return keras.Model(tokens, logits, name=f"language_model_{entry.name}")
+    return keras.Model(tokens, logits, name=f"language_model_{positions.name}")
 
 
 def share_bias_table(first: PositionalSelfAttention, later: PositionalSelfAttention) -> None:

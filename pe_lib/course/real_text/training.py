@@ -1,10 +1,11 @@
 r"""Train a character-level language model per position method on real text, and test it longer.
 
 One configuration (:class:`RealTextConfig`) fixes the model, the training
-budget and the evaluation; :data:`CONFIGS` holds the two the course uses,
-``"small"``, which the chapter runs live, and ``"large"``, which
+budget and the evaluation; :data:`CONFIGS` holds those the course uses,
+``"small"``, which the chapter runs live, ``"large"``, which
 ``python3 tasks.py experiment real-text`` runs
-(:mod:`pe_lib.course.real_text.experiment`). Both go through
+(:mod:`pe_lib.course.real_text.experiment`), and ``"per_layer"``, a
+per-layer scheme beside RoPE and no positions in a model of four blocks. Both go through
 :func:`run_real_text`, which for every method and seed
 
 1. trains :func:`~pe_lib.course.real_text.model.language_model` on random
@@ -37,6 +38,7 @@ import numpy as np
 from pe_lib._checks import require_int
 from pe_lib.course.real_text import data as real_text_data
 from pe_lib.course.real_text.model import language_model, position_losses
+from pe_lib.layer_schemes import LayerScheme, resolve_positions
 from pe_lib.layers import RotaryEmbedding
 from pe_lib.methods import PositionMethod, get_method, method_names
 
@@ -66,7 +68,8 @@ class RealTextConfig:
             :math:`8L` characters of the text (1: all of it), a sample spread
             over the whole text when the whole costs too much time.
         scales: the test lengths, as multiples of :math:`L`.
-        methods: the methods trained.
+        methods: the methods trained: registry names, or names of per-layer
+            schemes (:data:`pe_lib.layer_schemes.SCHEMES`).
         seeds: one run per seed (weights and training windows).
     """
 
@@ -92,7 +95,7 @@ class RealTextConfig:
                 require_int("scales", s, minimum=1) <= previous for previous, s in zip(self.scales, self.scales[1:])):
             raise ValueError(f"scales must be increasing and start at 1, got {self.scales!r}")
         for method in self.methods:
-            get_method(method)
+            resolve_positions(method)
         for seed in self.seeds:
             require_int("seeds", seed, minimum=0)
 
@@ -113,12 +116,17 @@ class RealTextConfig:
                 "feed_forward": self.feed_forward}
 
 
-#: The chapter's live run and the larger run of ``tasks.py experiment real-text``.
+#: The chapter's live run, the larger run of ``tasks.py experiment real-text``, and
+#: ``"per_layer"``: four blocks, so that Llama 4's pattern (``"rope_nope"``) has its NoPE
+#: block, trained beside plain RoPE and no positions.
 CONFIGS = {
     "small": RealTextConfig("small", train_length=32, steps=300, batch_size=32, depth=32, heads=4, layers=2,
                             feed_forward=2, learning_rate=1e-2, score_every=4),
     "large": RealTextConfig("large", train_length=128, steps=1000, batch_size=8, depth=32, heads=4, layers=2,
                             feed_forward=2, learning_rate=1e-2, seeds=(0, 1, 2)),
+    "per_layer": RealTextConfig("per_layer", train_length=32, steps=300, batch_size=32, depth=32, heads=4,
+                                layers=4, feed_forward=2, learning_rate=1e-2, score_every=4,
+                                methods=("none", "rope", "rope_nope"), seeds=(0, 1, 2)),
 }
 
 
@@ -209,7 +217,8 @@ def _jax_trainer(model, adam):
     return step, finish
 
 
-def train_language_model(method: str | PositionMethod, config: RealTextConfig, seed: int, training_ids, *,
+def train_language_model(method: str | PositionMethod | LayerScheme, config: RealTextConfig, seed: int,
+                         training_ids, *,
                          on_step: Callable[[int, Callable[[], float]], None] | None = None) -> keras.Model:
     """Train one model of ``method`` for ``config.steps`` steps of ``config.batch_size`` windows.
 
@@ -218,7 +227,8 @@ def train_language_model(method: str | PositionMethod, config: RealTextConfig, s
     of one seed sees the same windows in the same order.
 
     Args:
-        method: a name from :data:`pe_lib.methods.METHODS`, or its entry.
+        method: a name from :data:`pe_lib.methods.METHODS` or
+            :data:`pe_lib.layer_schemes.SCHEMES`, or its entry.
         config: the :class:`RealTextConfig`.
         seed: the seed of the weights and the windows.
         training_ids: the training text as character ids.
@@ -237,7 +247,7 @@ def train_language_model(method: str | PositionMethod, config: RealTextConfig, s
         >>> tuple(model(ids[None, :4]).shape)
         (1, 4, 97)
     """
-    entry = get_method(method)
+    entry = resolve_positions(method)
     seed = require_int("seed", seed, minimum=0)
     inputs, targets = real_text_data.training_windows(training_ids, config.train_length,
                                                       config.steps * config.batch_size, seed=seed)
@@ -365,7 +375,7 @@ def run_real_text(config: RealTextConfig, *, methods=None, seeds=None, split: st
     """
     methods = tuple(config.methods if methods is None else methods)
     seeds = tuple(config.seeds if seeds is None else seeds)
-    resolved = [get_method(method) for method in methods]
+    resolved = [resolve_positions(method) for method in methods]
     methods = tuple(entry.name for entry in resolved)
     entries = dict(zip(methods, resolved))
     if split not in ("test", "development"):

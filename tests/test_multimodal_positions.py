@@ -1,0 +1,197 @@
+"""M-RoPE, 2-D axial RoPE, packed and left-padded positions, against Hugging Face's code and hand values.
+
+The peer values (``tests/data/hf_reference.json``) come from transformers'
+Qwen2-VL modules (``get_rope_index``, ``Qwen2VLRotaryEmbedding``,
+``Qwen2VLVisionRotaryEmbedding``), ``DataCollatorWithFlattening``,
+``find_packed_sequence_indices`` and generation's position ids, run in an
+environment of their own (``tests/data/make_hf_reference.py``). The peers
+rotate in float32, so rotated values are compared within a bound derived
+from float32 angles (:func:`peer_reference.float32_angle_tolerance`).
+"""
+
+import math
+
+import keras
+import numpy as np
+import pytest
+
+from peer_reference import FLOAT32_STEP, PEER, array
+from pe_lib import position_ids as ids
+from pe_lib.layers import RotaryEmbedding
+from pe_lib.methods import ATTENTION_OPTIONS
+from pe_lib.multimodal_rope import apply_axial_rope, apply_mrope, axial_rates, pair_axes, section_angles
+
+MROPE = PEER["qwen2_vl_mrope"]
+AXIAL = PEER["qwen2_vl_vision_axial"]
+PACKED = PEER["packed_and_padded"]
+
+
+def float32_bound(x, largest_angle):
+    """|error| of a float32 rotation: float32 angles and products, on values as large as ``x``'s."""
+    return 4 * FLOAT32_STEP * (largest_angle + 2.0) * np.abs(x).max()
+
+
+def test_mrope_position_ids_are_qwen2_vls():
+    # row 0: 3 text tokens, a 4 x 6 image merged 2 x 2, 2 text tokens
+    ours = ids.mrope_position_ids([3, (4, 6), 2], merge=MROPE["spatial_merge_size"])
+    assert ours.tolist() == [axis[0] for axis in MROPE["position_ids"]]
+    # row 1: two left pads, then 3 text tokens and the image; pads get 0
+    padded = ids.mrope_position_ids([3, (4, 6)], merge=2)
+    assert [axis[1] for axis in MROPE["position_ids"]] == [[0, 0] + axis for axis in padded.tolist()]
+
+
+def test_mrope_position_ids_by_hand():
+    # text at 0, 1; an image of 2 x 2 tokens from 2 (time 2, rows 2-3, columns 2-3); text from 2 + 2
+    assert ids.mrope_position_ids([2, (4, 4), 1], merge=2).tolist() == [
+        [0, 1, 2, 2, 2, 2, 4], [0, 1, 2, 2, 3, 3, 4], [0, 1, 2, 3, 2, 3, 4]]
+
+
+def test_mrope_rotation_is_qwen2_vls():
+    query = array(MROPE["query"])[:, 0]  # (batch, length, 128)
+    positions = np.array(MROPE["position_ids"])  # (3, batch, length)
+    ours = apply_mrope(query, positions, mrope_section=MROPE["mrope_section"], base=MROPE["rope_theta"])
+    peer = array(MROPE["rotated"])[:, 0]
+    np.testing.assert_allclose(ours, peer, rtol=0, atol=float32_bound(query, positions.max()))
+
+
+def test_mrope_on_text_is_plain_rope_and_sections_pick_their_axis():
+    from pe_lib.rope import apply_rope
+
+    x = np.random.default_rng(0).normal(size=(5, 128))
+    text = np.tile(np.arange(3, 8), (3, 1))
+    np.testing.assert_allclose(apply_mrope(x, text, mrope_section=(16, 24, 24)), apply_rope(x, np.arange(3, 8)),
+                               rtol=0, atol=1e-13)
+    # pair 16 is the first of the row's section: its angle is the row times theta_16
+    angles = section_angles(np.array([[1], [7], [100]]), np.ones(64), (16, 24, 24))
+    assert angles[0, 15] == 1.0 and angles[0, 16] == 7.0 and angles[0, 40] == 100.0
+    assert pair_axes((16, 24, 24)).tolist() == [0] * 16 + [1] * 24 + [2] * 24
+
+
+def test_axial_rope_is_qwen2_vl_vision_towers():
+    grid = AXIAL["grid_thw"][0]
+    rows, columns = ids.patch_positions(grid[1], grid[2], merge=AXIAL["spatial_merge_size"])
+    assert np.stack([rows, columns], axis=-1).tolist() == AXIAL["position_ids"]
+    half = axial_rates(AXIAL["head_dim"], base=AXIAL["rope_theta"])[: AXIAL["head_dim"] // 4]
+    np.testing.assert_allclose(half, array(AXIAL["inv_freq"]), rtol=4 * FLOAT32_STEP, atol=0)
+    query = array(AXIAL["query"])[:, 0]  # (patches, 80)
+    ours = apply_axial_rope(query, rows, columns, base=AXIAL["rope_theta"])
+    np.testing.assert_allclose(ours, array(AXIAL["rotated"])[:, 0], rtol=0,
+                               atol=float32_bound(query, max(rows.max(), columns.max())))
+
+
+def test_axial_rope_rates_by_hand():
+    # head of 8 features, N = 10^4: each axis has the rates of 4 features, 1 and 10^-2
+    assert axial_rates(8).tolist() == [1.0, 0.01, 1.0, 0.01]
+    x = np.zeros((1, 8))
+    x[0, 1] = 1.0  # pair 1: the row's slow pair
+    turned = apply_axial_rope(x, [50], [9])
+    assert turned[0, 1] == pytest.approx(math.cos(0.5), abs=1e-15)
+    assert turned[0, 5] == pytest.approx(math.sin(0.5), abs=1e-15)
+
+
+def test_packed_positions_and_documents_are_hugging_faces():
+    packed = ids.packed_position_ids(PACKED["lengths"])
+    assert [packed.tolist()] == PACKED["packed_position_ids"]
+    assert ids.packed_documents(packed[None]).tolist() == PACKED["packed_documents"]
+    mask = ids.packed_mask(packed)
+    # by hand: the document of 1 token sees itself only; the last sees its own 4
+    assert mask[3].tolist() == [False, False, False, True, False, False, False, False]
+    assert mask[7].tolist() == [False] * 4 + [True] * 4
+
+
+def test_left_padded_positions_are_hugging_faces():
+    assert ids.left_padded_position_ids(PACKED["attention_mask"]).tolist() == PACKED["padded_position_ids"]
+
+
+@pytest.mark.parametrize("backend_layout", ["mrope", "axial", "padded", "packed"])
+def test_keras_layer_matches_the_numpy_references(backend_layout):
+    rng = np.random.default_rng(3)
+    if backend_layout == "mrope":
+        positions = np.array(MROPE["position_ids"])
+        x = rng.normal(size=(2, 11, 1, 128)).astype("float32")  # (batch, length, heads, depth)
+        layer = RotaryEmbedding(mrope_section=(16, 24, 24), base=1e6)
+        expected = apply_mrope(x[:, :, 0].astype(np.float64), positions, mrope_section=(16, 24, 24), base=1e6)
+        got = keras.ops.convert_to_numpy(layer(x, positions=positions))[:, :, 0]
+        largest = positions.max()
+    elif backend_layout == "axial":
+        rows, columns = ids.patch_positions(4, 6, merge=2)
+        x = rng.normal(size=(1, 24, 1, 80)).astype("float32")
+        layer = RotaryEmbedding(mrope_section=(20, 20), axial=True)
+        expected = apply_axial_rope(x[0, :, 0].astype(np.float64), rows, columns)
+        got = keras.ops.convert_to_numpy(layer(x, positions=np.stack([rows, columns])))[0, :, 0]
+        largest = 5
+    elif backend_layout == "packed":
+        from pe_lib.rope import apply_rope
+
+        packed = np.array(PACKED["packed_position_ids"])  # (1, 8): documents of 3, 1 and 4 tokens
+        x = rng.normal(size=(1, 8, 1, 16)).astype("float32")
+        expected = np.concatenate([apply_rope(x[0, start:stop, 0].astype(np.float64))
+                                   for start, stop in ((0, 3), (3, 4), (4, 8))])[None]
+        got = keras.ops.convert_to_numpy(RotaryEmbedding()(x, positions=packed))[:, :, 0]
+        largest = 3
+    else:
+        mask = np.array(PACKED["attention_mask"])
+        x = rng.normal(size=(3, 5, 1, 16)).astype("float32")
+        layer = RotaryEmbedding()
+        from pe_lib.rope import apply_rope
+
+        expected = apply_rope(x[:, :, 0].astype(np.float64), np.array(PACKED["padded_position_ids"]))
+        got = keras.ops.convert_to_numpy(layer(x, attention_mask=mask))[:, :, 0]
+        largest = 4
+    np.testing.assert_allclose(got, expected, rtol=0, atol=float32_bound(x, largest))
+
+
+@pytest.mark.parametrize("method, temperature", [("rope", None), ("alibi", None),
+                                                 ("none", {"kind": "llama4", "floor_scale": 2})])
+def test_packed_attention_is_each_document_alone(method, temperature):
+    """A packed row attends as its documents would, each alone from position 0."""
+    from pe_lib.layers import PositionalSelfAttention
+
+    layer = PositionalSelfAttention(heads=2, key_dim=4, method=method, temperature=temperature)
+    x = np.random.default_rng(4).normal(size=(1, 8, 8)).astype("float32")
+    packed = ids.packed_position_ids(PACKED["lengths"])[None]  # documents of 3, 1 and 4 tokens
+    together = keras.ops.convert_to_numpy(layer(x, position_ids=packed))
+    alone = np.concatenate([keras.ops.convert_to_numpy(layer(x[:, start:stop]))
+                            for start, stop in ((0, 3), (3, 4), (4, 8))], axis=1)
+    np.testing.assert_allclose(together, alone, rtol=0, atol=1e-5)
+    assert not np.allclose(keras.ops.convert_to_numpy(layer(x)), alone, atol=1e-3)
+
+
+def test_keras_layer_options_round_trip_and_refuse_bad_input():
+    layer = RotaryEmbedding(mrope_section=(16, 24, 24))
+    again = RotaryEmbedding.from_config(layer.get_config())
+    assert again.mrope_section == (16, 24, 24) and again.axial is False
+    x = np.zeros((1, 4, 1, 128), dtype="float32")
+    with pytest.raises(ValueError, match="positions"):
+        layer(x)  # M-RoPE needs a position per axis
+    with pytest.raises(ValueError, match="mrope_section"):
+        RotaryEmbedding(mrope_section=(16, 24, 24))(np.zeros((1, 4, 1, 64), dtype="float32"),
+                                                     positions=np.zeros((3, 4), dtype="int32"))
+    with pytest.raises(ValueError, match="axial"):
+        RotaryEmbedding(axial=True)
+    with pytest.raises(ValueError, match="attention_mask"):
+        RotaryEmbedding()(np.zeros((1, 3, 1, 4), dtype="float32"), attention_mask=np.ones((1, 3)),
+                          positions=np.arange(3))
+
+
+@pytest.mark.parametrize(("call", "words"), [
+    (lambda: ids.packed_position_ids([3, 0]), ["lengths", "0"]),
+    (lambda: ids.left_padded_position_ids([0, 2]), ["attention_mask"]),
+    (lambda: ids.mrope_position_ids([2, (3, 4)], merge=2), ["merge=2", "3"]),
+    (lambda: ids.mrope_position_ids(["text"]), ["segments", "'text'"]),
+    (lambda: apply_mrope(np.zeros((2, 8)), np.zeros((2, 2), dtype=int), mrope_section=(1, 1, 2)),
+     ["positions", "3 axes"]),
+    (lambda: axial_rates(6), ["depth", "6"]),
+    (lambda: pair_axes([2, 0]), ["mrope_section", "0"]),
+])
+def test_bad_input_names_the_argument(call, words):
+    with pytest.raises((ValueError, TypeError)) as raised:
+        call()
+    assert all(word in str(raised.value) for word in words), str(raised.value)
+
+
+def test_the_registry_lists_them_with_their_peers():
+    for name, reference in (("mrope_section", apply_mrope), ("axial", apply_axial_rope),
+                            ("packed_positions", ids.packed_position_ids),
+                            ("left_padding", ids.left_padded_position_ids)):
+        assert ATTENTION_OPTIONS[name].reference is reference and ATTENTION_OPTIONS[name].peers
