@@ -18,7 +18,9 @@
     python3 tasks.py bench       print the benchmark figures (speed, accuracy, run times)
     python3 tasks.py experiment real-text
                                  the real-text language models at a larger scale, into
-                                 chapters/data/real_text_large.csv [--config small|large]
+                                 chapters/data/real_text_large.csv [--config small|large],
+                                 or RoPE, NoPE and the hybrid of Released models into
+                                 chapters/data/real_text_per_layer.csv [--config per_layer]
                                  [--seeds 0 1 2] [--methods ...] [--backend jax|tensorflow]
     python3 tasks.py assignments build every student notebook, autograder bundle and
                                  reference answer into assignments/_build
