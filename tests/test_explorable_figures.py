@@ -98,13 +98,14 @@ def test_shipped_yarn_keeps_the_fast_pairs_and_interpolates_the_slow_ones_fully(
 
 def test_the_sentence_counts_the_pairs_taken_past_the_angles_of_training():
     figure = context_extension_rates((2.0, 8.0), depth=DEPTH, original_length=TRAINED)
-    # By hand: unchanged RoPE takes pairs 2 and 3 past; NTK pair 2 (2^(1/3) > 1), its slowest
-    # pair lands exactly on 1; every other method none. The paper's YaRN slows pair 0 too: it
-    # turns 10.19 times in training, short of beta = 32, so gamma_0 = 9.19 / 31 < 1.
+    # By hand: unchanged RoPE takes pairs 2 and 3 twice as far; NTK-aware pair 2 to
+    # 2 * 2^(-2/3) = 2^(1/3), its slowest pair exactly to 1; dynamic NTK (s_n = 3) pair 2 to
+    # 2 * 3^(-2/3) = 0.961; the others keep the slow pairs at 1.
     assert figure.summary((0,)) == (
-        "Scale 2, run on 128 positions. Pairs that meet angles never met in training: RoPE unchanged 2; "
-        "position interpolation 0; NTK-aware 1; dynamic NTK 0; YaRN, as shipped 0; YaRN, paper 0; "
-        "Llama 3.1 0. Pair 0 keeps its rate with NTK-aware; dynamic NTK; YaRN, as shipped; Llama 3.1.")
+        "Scale 2, run on 128 positions. The pairs that did not turn once in training now reach at most "
+        "this multiple of the angle they reached then: RoPE unchanged 2 (2 pairs past 1); position "
+        "interpolation 1; NTK-aware 1.26 (1 pair past 1); dynamic NTK 0.961; YaRN, as shipped 1; "
+        "YaRN, paper 1; Llama 3.1 1.")
     assert figure.part("title", "text").at((1,)) == "s = 8: trained on 64, run on 512"
 
 

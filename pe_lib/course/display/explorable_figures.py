@@ -219,15 +219,20 @@ def context_extension_rates(scales=(1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 16.0, 32.0), *
         """How many pairs meet angles they never met in training."""
         return int(np.sum(~turned_once & (table[method][b] > 1.0 + 1e-9)))
 
+    def reach(method: str, b: int) -> str:
+        """The most a slow pair reaches, as a multiple of what it reached in training."""
+        farthest = float(np.max(table[method][b][~turned_once])) if not turned_once.all() else 0.0
+        past = beyond(method, b)
+        return f"{farthest:.3g}" + (f" ({past} pair{'s' if past > 1 else ''} past 1)" if past else "")
+
     def title(b: int) -> str:
         return f"s = {_number(scales[b])}: trained on {original_length}, run on {round(scales[b] * original_length)}"
 
     def summary(b: int) -> str:
-        counts = "; ".join(f"{label} {beyond(method, b)}" for method, label, *_ in _METHODS)
-        kept = [label for method, label, *_ in _METHODS[1:] if abs(table[method][b][0] - scales[b]) < 1e-9]
-        return (f"Scale {_number(scales[b])}, run on {round(scales[b] * original_length)} positions. Pairs that "
-                f"meet angles never met in training: {counts}. Pair 0 keeps its rate with "
-                f"{'; '.join(kept)}.")
+        reaches = "; ".join(f"{label} {reach(method, b)}" for method, label, *_ in _METHODS)
+        return (f"Scale {_number(scales[b])}, run on {round(scales[b] * original_length)} positions. The pairs "
+                f"that did not turn once in training now reach at most this multiple of the angle they reached "
+                f"then: {reaches}.")
 
     sliders = (Slider("scale", "s", tuple(scales), active),)
     parts = [Part("summary", "text", (0,), [summary(b) for b in range(len(scales))]),
