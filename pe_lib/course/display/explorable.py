@@ -83,7 +83,7 @@ _THEMABLE = {
 #: A grey for dials and guides, 4.5:1 on white and 4:1 on the dark theme.
 _GUIDE = PALETTE[4]
 
-#: The colours of the clock's hands, pair 0 first: eight of :data:`COLOURS`, in an
+#: The colours of the clock's hands, pair 0 first, eight of :data:`COLOURS` in an
 #: order where neighbouring pairs differ most for readers with a colour deficiency.
 HAND_COLOURS = tuple(PALETTE[i] for i in (0, 1, 2, 3, 5, 6, 7, 4))
 #: The shape of each hand's tip, so that no pair is told from another by colour alone.
