@@ -58,7 +58,7 @@ def dot_product_by_pair(offsets=range(101), depths=(4, 8, 16, 32), *, base: floa
         depth: the first depth shown (the first of ``depths`` by default).
 
     Returns:
-        An :class:`Explorable` named ``"explorable-dot-product"``: the parts of
+        An :class:`~pe_lib.course.display.explorable.Explorable` named ``"explorable-dot-product"``: the parts of
         :func:`~pe_lib.course.display.explorable.dot_product_by_offset`
         (``curve-J`` for each depth ``depths[J]``, ``marker``, ``value``), and
         ``pairs-J``, the terms of depth ``depths[J]``, and ``mean``, their mean.
@@ -182,7 +182,7 @@ def context_extension_rates(scales=(1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 16.0, 32.0), *
         scale: the first scale shown (the first of ``scales`` by default).
 
     Returns:
-        An :class:`Explorable` named ``"explorable-context-extension"``: a part
+        An :class:`~pe_lib.course.display.explorable.Explorable` named ``"explorable-context-extension"``: a part
         named after each method (``rope``, ``rope_pi``, ...), the line of its
         ratios, and the text ``title``.
 
