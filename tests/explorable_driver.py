@@ -32,6 +32,7 @@ import numpy as np
 
 import pe_lib
 from pe_lib.similarity import offset_similarity
+from pe_lib import rope_scaling
 from pe_lib.rope import apply_rope
 
 # Everything drawn in one figure, in the SVG's units and in data units.
@@ -280,11 +281,56 @@ def check_rotary_query_key(drawing: dict) -> list[str]:
     return problems
 
 
+def check_dot_product_by_pair(drawing: dict) -> list[str]:
+    """The curve and marker as :func:`check_dot_product_by_offset`, and above them
+    each pair's term cos(k omega_i), at its place 2i/D, and their mean."""
+    problems = check_dot_product_by_offset(drawing)
+    offset, depth = settings(drawing)
+    rates = pe_lib.angle_rates(int(depth), base=drawing["meta"]["base"])
+    parts = drawing["parts"]
+    shown = [name for name, part in parts.items() if name.startswith("pairs-") and part["shown"]]
+    if len(shown) != 1:
+        return problems + [f"{len(shown)} sets of pairs shown, expected one"]
+    drawn = np.array(parts[shown[0]]["markers"])
+    places = 2 * np.arange(int(depth) // 2) / depth
+    if drawn.shape != (len(rates), 2) or not (np.allclose(drawn[:, 0], places, atol=2e-3)
+                                              and np.allclose(drawn[:, 1], np.cos(offset * rates), atol=2e-3)):
+        problems.append(f"offset {offset:g}, depth {depth:g}: the pairs' terms drawn are not cos(k omega_i)")
+    expected = float(offset_similarity(offset, int(depth), base=drawing["meta"]["base"])) / (depth / 2)
+    if not all(_near(y, expected, 2e-3) for _, y in parts["mean"]["line"]):
+        problems.append(f"offset {offset:g}, depth {depth:g}: the mean is drawn at {parts['mean']['line']}")
+    return problems
+
+
+def check_context_extension_rates(drawing: dict) -> list[str]:
+    """Each method's line against pe_lib.rope_scaling at the scale shown."""
+    meta, (scale,) = drawing["meta"], settings(drawing)
+    depth, base, trained = meta["depth"], meta["base"], meta["original_length"]
+    plain = pe_lib.angle_rates(depth, base=base)
+    problems = []
+    for method in ("rope", *rope_scaling.SCALINGS):
+        options = {"original_length": trained} if method in rope_scaling.NEED_ORIGINAL_LENGTH else {}
+        if method == "rope_dynamic":
+            options["length"] = round(scale * trained)
+        rates = rope_scaling.scaled_rates(method, depth, scale=scale, base=base, **options)
+        drawn = np.array(drawing["parts"][method]["line"])
+        expected = np.log2(scale * rates / plain)
+        if drawn.shape != (depth // 2, 2) or not np.allclose(drawn[:, 1], expected, atol=2e-3):
+            problems.append(f"scale {scale:g}: {method} is not drawn at s theta'_i / theta_i")
+    if f"Scale {scale:g}, run on {round(scale * trained)} positions." not in drawing["status"]:
+        problems.append(f"the live region says {drawing['status']!r}")
+    if not drawing["parts"]["title"]["text"].startswith(f"s = {scale:g}:"):
+        problems.append(f"the title says {drawing['parts']['title']['text']!r}")
+    return problems
+
+
 CHECKS = {
     "clock_hands": check_clock_hands,
     "wavelength_series": check_wavelength_series,
     "dot_product_by_offset": check_dot_product_by_offset,
+    "dot_product_by_pair": check_dot_product_by_pair,
     "rotary_query_key": check_rotary_query_key,
+    "context_extension_rates": check_context_extension_rates,
 }
 
 

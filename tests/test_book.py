@@ -675,18 +675,19 @@ def test_no_bare_value_is_shown():
 
 # --- Explorable figures, on the chapters that carry them -----------------------
 
-#: Each page with explorable figures (``pe_lib.course.display.explorable``) and their ids, in
+#: Each page with explorable figures (``pe_lib.course.display.explorable`` and
+#: ``explorable_figures``) and their ids, in
 #: page order. A figure that goes missing from its chapter, or one added without
 #: being listed here, fails the tests below.
 EXPLORABLE_PAGES = {
     "periodicity": ["explorable-clocks"],
     "equations": ["explorable-wavelengths"],
     "properties": ["explorable-dot-product"],
-    "rope": ["explorable-rope"],
+    "rope": ["explorable-rope", "explorable-context-extension"],
 }
 #: How many sliders each figure has.
 EXPLORABLE_SLIDERS = {"explorable-clocks": 1, "explorable-wavelengths": 2, "explorable-dot-product": 2,
-                      "explorable-rope": 2}
+                      "explorable-rope": 2, "explorable-context-extension": 1}
 EXPLORABLE_SCREENSHOTS = SCREENSHOTS / "explorable"
 EXPLORABLE_MARKER = '<div class="explorable"'
 

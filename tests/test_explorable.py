@@ -15,7 +15,7 @@ import matplotlib.pyplot as plt
 import mpmath
 import pytest
 
-from pe_lib.course.display import explorable
+from pe_lib.course.display import explorable, explorable_figures
 from pe_lib.course.display.explorable import clock_hands, dot_product_by_offset, rotary_query_key, wavelength_series
 
 TWO_PI = 2 * math.pi
@@ -105,10 +105,15 @@ def test_wavelengths_follow_the_geometric_series_for_every_base():
         for j, depth in enumerate(depths):
             points = figure.part(f"series-{j}", "xy").at((j, b))
             exact = [2 * mpmath.pi * mpmath.power(base, mpmath.mpf(2 * i) / depth) for i in range(depth // 2)]
-            assert [x for x, _ in points] == list(range(depth // 2))
+            # Each pair at its place 2i/D, so every depth spans the same width.
+            assert [x for x, _ in points] == pytest.approx([2 * i / depth for i in range(depth // 2)], abs=1e-6)
             assert [10 ** y for _, y in points] == pytest.approx([float(e) for e in exact], rel=1e-5)
         bound = figure.part("bound", "xy").at((0, b))
         assert [10 ** y for _, y in bound] == [pytest.approx(TWO_PI * base, rel=1e-5)] * 2
+        # The line every depth's points lie on: 2 pi at 0, 2 pi N at 1.
+        trend = figure.part("trend", "xy").at((0, b))
+        assert [(x, 10 ** y) for x, y in trend] == [(0, pytest.approx(TWO_PI, rel=1e-5)),
+                                                    (1, pytest.approx(TWO_PI * base, rel=1e-5))]
         assert figure.part("title", "text").at((0, b)) == f"depth D = 8, base N = {base:g}"
 
 
@@ -117,7 +122,8 @@ def test_the_depth_slider_shows_one_depth():
     for j in range(3):
         assert [figure.part(f"series-{k}", "shown").at((j, 0)) for k in range(3)] == [k == j for k in range(3)]
     assert figure.summary((2, 0)) == ("Depth 64, base 100: 32 wavelengths from 6.28 to "
-                                      f"{TWO_PI * 100 ** (62 / 64):.4g} positions, all below 2πN = 628.3.")
+                                      f"{TWO_PI * 100 ** (62 / 64):.4g} positions, all below 2πN = 628.3; "
+                                      "each λ is N^(2/D) = 1.155 × the last.")
 
 
 # --- The dot product against the offset ----------------------------------------------
@@ -195,6 +201,8 @@ FIGURES = {
     "wavelengths": lambda: wavelength_series(),
     "dot-product": lambda: dot_product_by_offset(),
     "rope": lambda: rotary_query_key(),
+    "dot-product-by-pair": lambda: explorable_figures.dot_product_by_pair(),
+    "context-extension": lambda: explorable_figures.context_extension_rates(),
 }
 
 
@@ -219,7 +227,8 @@ def test_the_html_is_the_same_on_every_run_and_holds_rounded_numbers(name):
     first, second = FIGURES[name](), FIGURES[name]()
     html = first.to_html()
     assert html == second.to_html()
-    assert html.startswith(f'<div class="explorable" data-explorable="explorable-{name}">')
+    assert html.startswith(f'<div class="explorable" data-explorable="{first.name}">')
+    assert first.name in (f"explorable-{name}", "explorable-dot-product")
     data = figure_json(html)
     assert [s["labels"] for s in data["sliders"]] == [s.labels for s in first.sliders]
     assert [p["values"] for p in data["parts"]] == [p.values for p in first.parts]
@@ -291,7 +300,8 @@ def test_the_fallback_draws_the_first_setting():
     for n, hand in enumerate(hands):
         assert hand == clocks.part(f"hand-{n // 4}-{n % 4}", "xy").at((9,))
     series = wavelength_series((8, 16), (100.0, 1000.0), depth=16, base=1000.0)
-    curve, bound = figure_data(series.fallback())["axes"][0]["lines"]       # the hidden depth is left out
+    trend, curve, bound = figure_data(series.fallback())["axes"][0]["lines"]   # the hidden depth is left out
+    assert trend == series.part("trend", "xy").at((1, 1))
     assert curve == series.part("series-1", "xy").at((1, 1))
     assert 10 ** bound[0][1] == pytest.approx(TWO_PI * 1000.0)
 

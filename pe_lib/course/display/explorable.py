@@ -54,6 +54,7 @@ from typing import Callable
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 
 import pe_lib
 from pe_lib._checks import require_even, require_int, require_positive_float
@@ -81,6 +82,12 @@ _THEMABLE = {
 }
 #: A grey for dials and guides, 4.5:1 on white and 4:1 on the dark theme.
 _GUIDE = PALETTE[4]
+
+#: The colours of the clock's hands, pair 0 first, eight of :data:`COLOURS` in an
+#: order where neighbouring pairs differ most for readers with a colour deficiency.
+HAND_COLOURS = tuple(PALETTE[i] for i in (0, 1, 2, 3, 5, 6, 7, 4))
+#: The shape of each hand's tip, so that no pair is told from another by colour alone.
+HAND_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 
 _FIGURE_TYPE = "explorable-figure"
 
@@ -469,12 +476,17 @@ def clock_hands(positions=range(101), depth: int = 8, *, base: float = 10000.0, 
                     gid=f"part-title-{clock}")
             for i in range(pairs):
                 (x0, y0), (x1, y1) = hand(k, clock, i)
-                ax.plot([x0, x1], [y0, y1], color=COLOURS[i], linewidth=3, gid=f"part-hand-{clock}-{i}",
-                        label=f"pair {i}: λ = {wavelengths[i]:.1f}" if clock == 0 else None)
-                ax.plot([x1], [y1], "o", color=COLOURS[i], markersize=5, gid=f"part-tip-{clock}-{i}")
+                ax.plot([x0, x1], [y0, y1], color=HAND_COLOURS[i], linewidth=3, gid=f"part-hand-{clock}-{i}")
+                ax.plot([x1], [y1], HAND_MARKERS[i], color=HAND_COLOURS[i], markersize=8,
+                        markeredgecolor="white", markeredgewidth=0.8, gid=f"part-tip-{clock}-{i}")
         ax.set_xlim(-2.5, 2.5)
         ax.set_ylim(-1.45, 1.15)
-        fig.legend(loc="outside lower center", ncols=2)
+        # Each pair by its colour and by the shape of its tip, in reading order, row by row.
+        handles = [Line2D([], [], color=HAND_COLOURS[i], linewidth=3, marker=HAND_MARKERS[i], markersize=8,
+                          markeredgecolor="white", markeredgewidth=0.8) for i in range(pairs)]
+        labels = [f"pair {i}: λ = {wavelengths[i]:.1f}" for i in range(pairs)]
+        order = [i for column in range(2) for i in range(column, pairs, 2)]
+        fig.legend([handles[i] for i in order], [labels[i] for i in order], loc="outside lower center", ncols=2)
         return fig
 
     return Explorable("explorable-clocks", (
@@ -494,9 +506,12 @@ def wavelength_series(depths=(8, 16, 32, 64, 128, 256, 512), bases=(100.0, 1000.
 
     The values come from :func:`pe_lib.frequencies.wavelengths`. A dashed line marks
     :math:`2\pi N`, which the wavelengths approach but never reach; the
-    vertical axis is logarithmic (it draws :math:`\log_{10}\lambda_i`), so the
-    series is a straight line whose slope the depth sets and whose top the
-    base sets.
+    vertical axis is logarithmic (it draws :math:`\log_{10}\lambda_i`). The
+    horizontal axis is the pair's place in the encoding, :math:`2i/D` (pair
+    :math:`i` of :math:`D/2`), so every depth spans the same width: the points
+    of every depth lie on one straight line from :math:`2\pi` towards
+    :math:`2\pi N` (drawn faintly), the base sets its slope, and the depth only
+    sets how many points sample it, each :math:`N^{2/D}` times the last.
 
     Args:
         depths: the depth slider's settings, even.
@@ -506,13 +521,14 @@ def wavelength_series(depths=(8, 16, 32, 64, 128, 256, 512), bases=(100.0, 1000.
 
     Returns:
         An :class:`Explorable` named ``"explorable-wavelengths"``: a part
-        ``series-J`` for each depth ``depths[J]`` (shown only at that depth)
-        and the part ``bound``, the line at :math:`2\pi N`.
+        ``series-J`` for each depth ``depths[J]`` (shown only at that depth),
+        the part ``bound``, the line at :math:`2\pi N`, the part ``trend``,
+        the line :math:`2\pi N^x` the points lie on, and the text ``step``.
 
     Example:
         >>> figure = wavelength_series((4,), (100.0,))
-        >>> figure.part("series-0", "xy").at((0, 0))   # log10 of 2 pi and 2 pi * 10
-        [[0, 0.79818], [1, 1.79818]]
+        >>> figure.part("series-0", "xy").at((0, 0))   # at 2i/D: log10 of 2 pi and 2 pi * 10
+        [[0.0, 0.79818], [0.5, 1.79818]]
     """
     depths = _settings("depths", depths, _even_depth)
     bases = _settings("bases", bases, require_positive_float)
@@ -521,24 +537,33 @@ def wavelength_series(depths=(8, 16, 32, 64, 128, 256, 512), bases=(100.0, 1000.
     widest = max(depths) // 2
 
     def series(d: int, n: float) -> list:
-        return [[i, y] for i, y in enumerate(_rounded(np.log10(pe_lib.wavelengths(d, base=n)), 6))]
+        places = _rounded(2 * np.arange(d // 2) / d, 6)
+        return [list(point) for point in zip(places, _rounded(np.log10(pe_lib.wavelengths(d, base=n)), 6))]
 
     def bound(n: float) -> list:
         top = _rounded([math.log10(2 * math.pi * n)], 6)[0]
-        return [[0, top], [widest - 1, top]]
+        return [[0, top], [1, top]]
+
+    def trend(n: float) -> list:
+        return [[0, _rounded([math.log10(2 * math.pi)], 6)[0]], bound(n)[1]]
+
+    def step(d: int, n: float) -> str:
+        return f"each λ is N^(2/D) = {n ** (2 / d):.4g} × the last"
 
     def summary(j: int, b: int) -> str:
         d, n = depths[j], bases[b]
         longest = float(pe_lib.wavelengths(d, base=n)[-1])
         return (f"Depth {d}, base {_number(n)}: {d // 2} wavelengths from 6.28 to {longest:.4g} positions, "
-                f"all below 2πN = {2 * math.pi * n:.4g}.")
+                f"all below 2πN = {2 * math.pi * n:.4g}; {step(d, n)}.")
 
     sliders = (Slider("depth", "D", tuple(depths), active_depth), Slider("base", "N", tuple(bases), active_base))
     parts = [Part("summary", "text", (0, 1), [[summary(j, b) for b in range(len(bases))]
                                              for j in range(len(depths))]),
              Part("title", "text", (0, 1), [[f"depth D = {d}, base N = {_number(n)}" for n in bases]
                                            for d in depths]),
-             Part("bound", "xy", (1,), [bound(n) for n in bases])]
+             Part("step", "text", (0, 1), [[step(d, n) for n in bases] for d in depths]),
+             Part("bound", "xy", (1,), [bound(n) for n in bases]),
+             Part("trend", "xy", (1,), [trend(n) for n in bases])]
     for j, d in enumerate(depths):
         parts.append(Part(f"series-{j}", "shown", (0,), [k == j for k in range(len(depths))]))
         parts.append(Part(f"series-{j}", "xy", (1,), [series(d, n) for n in bases]))
@@ -548,25 +573,31 @@ def wavelength_series(depths=(8, 16, 32, 64, 128, 256, 512), bases=(100.0, 1000.
     def draw(setting) -> Figure:
         j, b = setting
         fig, ax = book_figure(panel_height=3.4)
+        (x0, y0), (x1, y1) = trend(bases[b])
+        ax.plot([x0, x1], [y0, y1], color=_GUIDE, linewidth=1, linestyle=":", gid="part-trend")
         for k, d in enumerate(depths):
             points = np.array(series(d, bases[b]), dtype=float)
-            ax.plot(points[:, 0], points[:, 1], ".-", color=COLOURS[0], markersize=6, linewidth=1,
+            ax.plot(points[:, 0], points[:, 1], "o", color=COLOURS[0], markersize=5,
                     gid=f"part-series-{k}", label="wavelength λᵢ" if k == j else None)
         (x0, y0), (x1, y1) = bound(bases[b])
         ax.plot([x0, x1], [y0, y1], color=COLOURS[1], linestyle="--", gid="part-bound",
                 label="2πN, never reached")
-        ax.set_xlim(-0.03 * widest, widest)
+        ax.text(0.02, 0.97, step(depths[j], bases[b]), transform=ax.transAxes, ha="left", va="top",
+                gid="part-step")
+        ax.set_xlim(-0.03, 1.03)
         ax.set_ylim(lowest, top)
         ax.set_yticks(range(1, top + 1), [f"10{_superscript(e)}" for e in range(1, top + 1)])
-        ax.set_xlabel("pair i")
+        ax.set_xticks([0, 0.25, 0.5, 0.75, 1], ["0", "¼", "½", "¾", "1"])
+        ax.set_xlabel("place of pair i in the encoding, 2i/D")
         ax.set_ylabel("wavelength (positions)")
         ax.set_title(f"depth D = {depths[j]}, base N = {_number(bases[b])}", gid="part-title")
         ax.legend(loc="lower right")
         return fig
 
     return Explorable("explorable-wavelengths", (
-        "The wavelength of every sine-cosine pair on a logarithmic scale, rising in a straight line from "
-        "2 pi towards a dashed line at 2 pi N; sliders set the depth D and the base N."
+        "The wavelength of every sine-cosine pair on a logarithmic scale against the pair's place 2i/D in the "
+        "encoding, on one straight line from 2 pi towards a dashed line at 2 pi N; the depth slider sets how "
+        "many pairs sample that line, the base slider its slope."
     ), sliders, tuple(parts), {"figure": "wavelength_series", "widest": widest}, draw)
 
 

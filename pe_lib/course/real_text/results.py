@@ -77,14 +77,18 @@ def summarise(rows) -> dict[tuple[str, int], tuple[float, float, int] | None]:
     return summary
 
 
-def results_table(rows, methods, lengths, *, train_length: int, spread: bool = True) -> str:
+def results_table(rows, methods, lengths, *, train_length: int, spread: bool = True,
+                  header_lengths: bool = True) -> str:
     """A Markdown table: one row per method, bits per character at each length.
 
-    Cells read ``mean ± spread`` (two decimals) when ``spread``, with a
-    no-break space after ``±`` so that a narrow column breaks a cell into
-    ``mean`` over ``± spread``, never between ``±`` and its number; the mean
+    Cells read ``mean ±spread`` (two decimals) when ``spread``, with no
+    space after ``±``, so that a narrow column breaks a cell into ``mean``
+    over ``±spread``, never between ``±`` and its number, and a column is no
+    wider than ``±0.00``: four of them fit a phone's column; the mean
     alone otherwise; a length the method cannot read is ``—``. The header
-    names each length as a multiple of ``train_length``.
+    names each length as a multiple of ``train_length`` and, when
+    ``header_lengths``, in characters too (``2L = 8``); without, the columns
+    are narrow enough for a phone, and the caption must say what :math:`L` is.
 
     >>> rows = [{"method": "learned", "seed": 0, "length": 4, "bits_per_character": 2.345},
     ...         {"method": "learned", "seed": 0, "length": 8, "bits_per_character": None}]
@@ -94,10 +98,13 @@ def results_table(rows, methods, lengths, *, train_length: int, spread: bool = T
     | learned | 2.35 | — |
     >>> rows.append({"method": "learned", "seed": 1, "length": 4, "bits_per_character": 2.445})
     >>> results_table(rows, ["learned"], [4], train_length=4).splitlines()[-1]
-    '| learned | 2.40 ±\\xa00.07 |'
+    '| learned | 2.40 ±0.07 |'
+    >>> results_table(rows, ["learned"], [4, 8], train_length=4, header_lengths=False).splitlines()[0]
+    '| method | L | 2L |'
     """
     summary = summarise(rows)
-    header = ["method"] + [f"{'' if n == train_length else n // train_length}L = {n}" for n in lengths]
+    header = ["method"] + [f"{'' if n == train_length else n // train_length}L" + (f" = {n}" if header_lengths else "")
+                           for n in lengths]
     body = []
     for method in methods:
         cells = [label(method)]
@@ -106,7 +113,7 @@ def results_table(rows, methods, lengths, *, train_length: int, spread: bool = T
             if found is None:
                 cells.append("—")
             elif spread:
-                cells.append(f"{found[0]:.2f} ±\N{NO-BREAK SPACE}{found[1]:.2f}")
+                cells.append(f"{found[0]:.2f} ±{found[1]:.2f}")
             else:
                 cells.append(f"{found[0]:.2f}")
         body.append(cells)
