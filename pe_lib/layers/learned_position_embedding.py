@@ -56,12 +56,14 @@ class LearnedPositionEmbedding(keras.layers.Layer):
         check_steps(type(self).__name__, input_shape[-2], self.max_length)
         self.depth = int(input_shape[-1])
         self.table = self.add_weight(
-            name="table", shape=(self.max_length, self.depth), initializer=self.initializer, trainable=True
-        )
+            name="table", shape=(self.max_length, self.depth),
+            initializer=self.initializer, trainable=True)
 
     def call(self, inputs):
         check_input_shape(type(self).__name__, inputs.shape, self.depth)
-        steps = check_steps(type(self).__name__, ops.shape(inputs)[-2], self.max_length)
+        steps = check_steps(type(self).__name__, ops.shape(inputs)[-2],
+                            self.max_length)
+        # crop to the input's steps; the batch axis broadcasts
         return inputs + ops.cast(self.table[:steps], inputs.dtype)
 
     def compute_output_shape(self, input_shape):

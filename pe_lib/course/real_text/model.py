@@ -108,22 +108,30 @@ def language_model(
     else:
         per_layer, entry = None, positions
 
-    tokens, x = token_vectors(entry, train_length=train_length, max_length=max_length,
-                              vocabulary_size=vocabulary_size, depth=depth, seed=seed)
+    tokens, x = token_vectors(
+        entry, train_length=train_length, max_length=max_length,
+        vocabulary_size=vocabulary_size, depth=depth, seed=seed)
     inside = attention_method(entry)
     first_table = None
     for block in range(layers):
-        options = ({"method": inside, "method_options": method_options} if per_layer is None
-                   else per_layer[block].attention_options())
-        attention = PositionalSelfAttention(heads, depth // heads, **options, name=f"attention_{block}")
+        if per_layer is None:
+            options = {"method": inside, "method_options": method_options}
+        else:
+            options = per_layer[block].attention_options()
+        attention = PositionalSelfAttention(
+            heads, depth // heads, **options, name=f"attention_{block}")
         if isinstance(attention.positions, T5RelativeBias):
             if first_table is None:
                 first_table = attention
-            else:
+            else:  # one table of bucket biases for every block, as in T5
                 share_bias_table(first_table, attention)
-        x = x + attention(keras.layers.LayerNormalization(name=f"norm_{block}a")(x))
-        hidden = keras.layers.Dense(feed_forward * depth, activation="relu", name=f"hidden_{block}")(
-            keras.layers.LayerNormalization(name=f"norm_{block}b")(x))
+        # pre-normalised: x + f(norm(x)), for attention and feed-forward
+        norm_a = keras.layers.LayerNormalization(name=f"norm_{block}a")
+        x = x + attention(norm_a(x))
+        norm_b = keras.layers.LayerNormalization(name=f"norm_{block}b")
+        hidden = keras.layers.Dense(
+            feed_forward * depth, activation="relu",
+            name=f"hidden_{block}")(norm_b(x))
         x = x + keras.layers.Dense(depth, name=f"back_{block}")(hidden)
     x = keras.layers.LayerNormalization(name="norm")(x)
     logits = keras.layers.Dense(vocabulary_size, name="logits")(x)
