@@ -672,6 +672,62 @@ def check_layer_positions_field(method, where, option):
     assert_moved(want, plain, bound, f"LayerPositions {option}")
 
 
+# --- several position axes, and packed rows -----------------------------------------------------
+
+def exact_axis_rotation(x, positions_per_pair, rates):
+    """Half-split rotation of each row of ``x`` with pair ``i`` turned by ``positions_per_pair[i][row]``."""
+    x = np.asarray(x, np.float64)
+    out = x.copy()
+    half = len(rates)
+    for row in range(x.shape[0]):
+        for i, rate in enumerate(rates):
+            angle = mpmath.mpf(int(positions_per_pair[i][row])) * rate
+            c, s = mpmath.cos(angle), mpmath.sin(angle)
+            xa, xb = mpmath.mpf(x[row, i]), mpmath.mpf(x[row, i + half])
+            out[row, i], out[row, i + half] = float(xa * c - xb * s), float(xa * s + xb * c)
+    return out
+
+
+@check(("mrope_section", "reference", "base"))
+def check_mrope_base(method, where, option):
+    from pe_lib.multimodal_rope import apply_mrope
+
+    x = np.random.default_rng(3).normal(size=(5, 8))
+    positions = np.array([[0, 1, 2, 3, 4], [7, 7, 9, 9, 11], [2, 30, 5, 41, 8]])
+    axis_of_pair = (0, 1, 2, 2)  # mrope_section (1, 1, 2)
+    base = 500.0
+    rates = [mpmath.mpf(base) ** (-mpmath.mpf(2 * i) / 8) for i in range(4)]
+    want = exact_axis_rotation(x, [positions[axis] for axis in axis_of_pair], rates)
+    got = apply_mrope(x, positions, mrope_section=(1, 1, 2), base=base)
+    bound = 64 * 45 * 2.0**-52
+    np.testing.assert_allclose(got, want, rtol=0, atol=bound)
+    assert_moved(got, apply_mrope(x, positions, mrope_section=(1, 1, 2)), bound, "M-RoPE base")
+
+
+@check(("axial", "reference", "base"))
+def check_axial_base(method, where, option):
+    from pe_lib.multimodal_rope import apply_axial_rope
+
+    x = np.random.default_rng(4).normal(size=(6, 8))
+    rows, columns = np.array([0, 0, 1, 1, 2, 2]), np.array([0, 1, 0, 1, 0, 1]) * 13
+    base = 300.0
+    # two pairs per axis, with the rates of a head of 4 features
+    half = [mpmath.mpf(base) ** (-mpmath.mpf(2 * j) / 4) for j in range(2)]
+    want = exact_axis_rotation(x, [rows, rows, columns, columns], half + half)
+    got = apply_axial_rope(x, rows, columns, base=base)
+    bound = 64 * 14 * 2.0**-52
+    np.testing.assert_allclose(got, want, rtol=0, atol=bound)
+    assert_moved(got, apply_axial_rope(x, rows, columns), bound, "axial RoPE base")
+
+
+@check(("packed_positions", "reference", "start"))
+def check_packed_start(method, where, option):
+    from pe_lib.position_ids import packed_position_ids
+
+    assert packed_position_ids([3, 1, 2], start=4).tolist() == [4, 5, 6, 4, 4, 5]
+    assert packed_position_ids([3, 1, 2]).tolist() == [0, 1, 2, 0, 0, 1]
+
+
 # --- the tests (after every check is registered) ----------------------------------------------
 
 def test_every_declared_option_has_a_check():
