@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = ROOT / "chapters"
 SCREENSHOTS = ROOT / "_build" / "screenshots"
 #: One chapter with an explorable figure, one that trains models.
-OPENED = ("periodicity", "keras_front_end")
+OPENED = ("periodicity", "learned_vs_fixed")
 #: Seconds a chapter may take to run all its cells in the lab (the nbval budget, with room
 #: for the browser on a 2-core machine).
 RUN_ALL_LIMIT = 240
