@@ -235,7 +235,9 @@ def check_wavelength_series(drawing: dict) -> list[str]:
     return problems
 
 
-def check_dot_product_by_offset(drawing: dict) -> list[str]:
+def check_mean_curve_and_marker(drawing: dict) -> list[str]:
+    """The bottom panel: the curve of the depth chosen, and the marker, label and
+    live region at the offset chosen, against pe_lib's offset similarity."""
     offset, depth = settings(drawing)
     expected = float(offset_similarity(offset, int(depth), base=drawing["meta"]["base"])) / (depth / 2)
     parts = drawing["parts"]
@@ -282,9 +284,9 @@ def check_rotary_query_key(drawing: dict) -> list[str]:
 
 
 def check_dot_product_by_pair(drawing: dict) -> list[str]:
-    """The curve and marker as :func:`check_dot_product_by_offset`, and above them
+    """The curve and marker (:func:`check_mean_curve_and_marker`), and above them
     each pair's term cos(k omega_i), at its place 2i/D, and their mean."""
-    problems = check_dot_product_by_offset(drawing)
+    problems = check_mean_curve_and_marker(drawing)
     offset, depth = settings(drawing)
     rates = pe_lib.angle_rates(int(depth), base=drawing["meta"]["base"])
     parts = drawing["parts"]
@@ -327,7 +329,6 @@ def check_context_extension_rates(drawing: dict) -> list[str]:
 CHECKS = {
     "clock_hands": check_clock_hands,
     "wavelength_series": check_wavelength_series,
-    "dot_product_by_offset": check_dot_product_by_offset,
     "dot_product_by_pair": check_dot_product_by_pair,
     "rotary_query_key": check_rotary_query_key,
     "context_extension_rates": check_context_extension_rates,

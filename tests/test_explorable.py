@@ -16,7 +16,7 @@ import mpmath
 import pytest
 
 from pe_lib.course.display import explorable, explorable_figures
-from pe_lib.course.display.explorable import clock_hands, dot_product_by_offset, rotary_query_key, wavelength_series
+from pe_lib.course.display.explorable import clock_hands, rotary_query_key, wavelength_series
 
 TWO_PI = 2 * math.pi
 
@@ -129,32 +129,6 @@ def test_the_depth_slider_shows_one_depth():
 # --- The dot product against the offset ----------------------------------------------
 
 
-def dot_over_half_depth(k: int, depth: int, base: float) -> float:
-    return math.fsum(math.cos(k * rate(i, depth, base)) for i in range(depth // 2)) / (depth / 2)
-
-
-def test_dot_product_at_hand_checked_offsets():
-    # Depth 4, base 10000: rates 1 and 1/100, so the value is (cos k + cos(k/100)) / 2.
-    figure = dot_product_by_offset(range(3), (4,))
-    expected = [(math.cos(k) + math.cos(k / 100)) / 2 for k in range(3)]
-    assert figure.part("curve-0", "xy").at(()) == [[k, round(v, 4)] for k, v in enumerate(expected)]
-
-
-def test_every_offset_moves_the_marker_onto_the_chosen_depths_curve():
-    offsets, depths = list(range(0, 41, 4)), (4, 16, 64)
-    figure = dot_product_by_offset(offsets, depths, base=1000.0, offset=8, depth=16)
-    assert figure.setting == (2, 1)
-    for j, depth in enumerate(depths):
-        curve = [y for _, y in figure.part(f"curve-{j}", "xy").at(())]
-        assert curve == pytest.approx([dot_over_half_depth(k, depth, 1000.0) for k in offsets], abs=1e-4)
-        for i, k in enumerate(offsets):
-            [(x, y)] = figure.part("marker", "xy").at((i, j))
-            assert x == k and y == pytest.approx(dot_over_half_depth(k, depth, 1000.0), abs=1e-4)
-            assert figure.part("value", "text").at((i, j)).replace("−", "-") == f"k = {k}: {y:.4f}"
-            assert [figure.part(f"curve-{c}", "shown").at((i, j)) for c in range(3)] == [c == j for c in range(3)]
-    assert figure.part("title", "text").at((0, 2)) == "depth D = 64"
-
-
 # --- RoPE: the query and the key --------------------------------------------------------
 
 
@@ -199,7 +173,6 @@ def test_rope_arrows_turn_with_their_positions_and_the_score_stays():
 FIGURES = {
     "clocks": lambda: clock_hands(range(21), 8, base=100.0),
     "wavelengths": lambda: wavelength_series(),
-    "dot-product": lambda: dot_product_by_offset(),
     "rope": lambda: rotary_query_key(),
     "dot-product-by-pair": lambda: explorable_figures.dot_product_by_pair(),
     "context-extension": lambda: explorable_figures.context_extension_rates(),
@@ -340,8 +313,6 @@ def test_figure_colours_stand_out_in_both_themes():
     (lambda: wavelength_series((8, 9)), ValueError, "depths must be even"),
     (lambda: wavelength_series(bases=(100.0, -1.0)), ValueError, "bases must be a finite number > 0"),
     (lambda: wavelength_series(depth=12), ValueError, "depth must be one of the depths"),
-    (lambda: dot_product_by_offset(offset=500), ValueError, "offset must be one of the offsets"),
-    (lambda: dot_product_by_offset(depths=(3,)), ValueError, "depths must be even"),
     (lambda: rotary_query_key((1.0, 0.0, 0.0)), ValueError, "query must be two finite numbers"),
     (lambda: rotary_query_key(key=(0.0, 0.0)), ValueError, "key must not be the zero vector"),
     (lambda: rotary_query_key(rate=-0.1), ValueError, "rate must be a finite number > 0"),

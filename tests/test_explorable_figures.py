@@ -8,6 +8,7 @@ tests/test_explorable.py; in a browser, on their chapters, by tests/test_book.py
 
 from __future__ import annotations
 
+import math
 import re
 
 import mpmath
@@ -41,6 +42,9 @@ def test_the_pairs_figure_at_hand_checked_values():
     # D = 4, N = 10000: rates 1 and 1/100; at k = 1, cos 1 = 0.5403 and cos 0.01 = 0.99995.
     assert figure.part("pairs-0", "xy").at((1, 0)) == [[0.0, 0.54], [0.5, 1.0]]
     assert figure.summary((1, 0)) == "Offset 1, depth 4: dot product ÷ (D/2) = 0.7701."
+    # The bottom panel's curve is (cos k + cos(k/100)) / 2, at every offset.
+    expected = [(math.cos(k) + math.cos(k / 100)) / 2 for k in range(3)]
+    assert figure.part("curve-0", "xy").at(()) == [[k, round(v, 4)] for k, v in enumerate(expected)]
     assert figure.part("title", "text").at((0, 0)) == "depth D = 4: 2 pairs"
 
 

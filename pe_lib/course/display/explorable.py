@@ -22,8 +22,6 @@ setting as a still picture, for print and for readers without JavaScript.
   sine-cosine pair, beside its neighbour's; a slider moves the position.
 - :func:`wavelength_series`: the wavelength of every pair; sliders for the
   depth and the base.
-- :func:`dot_product_by_offset`: :math:`PE(p) \cdot PE(p + k)` against the
-  offset :math:`k`; sliders for the offset and the depth.
 - :func:`rotary_query_key`: a query and a key turned by RoPE; one slider moves
   both positions, the other the offset between them, and the score changes
   only with the offset.
@@ -603,81 +601,6 @@ def wavelength_series(depths=(8, 16, 32, 64, 128, 256, 512), bases=(100.0, 1000.
 
 def _superscript(number: int) -> str:
     return str(number).translate(str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻"))
-
-
-# --- Properties: the dot product against the offset -----------------------------------
-
-
-def dot_product_by_offset(offsets=range(101), depths=(4, 8, 16, 32, 64, 128, 512), *, base: float = 10000.0,
-                          offset: int | None = None, depth: int | None = None) -> Explorable:
-    r"""The dot product of two encodings :math:`k` apart, divided by its largest value :math:`D/2`.
-
-    The curve is :math:`PE(p) \cdot PE(p + k) / (D/2)` for every offset of the
-    slider, from :func:`pe_lib.similarity.offset_similarity`; it does not
-    depend on :math:`p`. A marker and the value written above the curve
-    follow the offset slider; the depth slider chooses the curve.
-
-    Args:
-        offsets: the offset slider's settings, distinct non-negative integers.
-        depths: the depth slider's settings, even.
-        base: the constant :math:`N` of the encoding.
-        offset: the first offset shown (the first of ``offsets`` by default).
-        depth: the first depth shown (the first of ``depths`` by default).
-
-    Returns:
-        An :class:`Explorable` named ``"explorable-dot-product"``: a part
-        ``curve-J`` for each depth ``depths[J]`` (shown only at that depth),
-        the ``marker`` and its ``value``.
-
-    Example:
-        >>> figure = dot_product_by_offset(range(3), (4,))
-        >>> [y for _, y in figure.part("curve-0", "xy").at((0, 0))]   # (cos k + cos(k/100)) / 2
-        [1.0, 0.7701, 0.2918]
-    """
-    offsets = _settings("offsets", offsets, _non_negative_int)
-    depths = _settings("depths", depths, _even_depth)
-    base = require_positive_float("base", base)
-    active_offset = _initial("offset", offset, offsets, "the offsets")
-    active_depth = _initial("depth", depth, depths, "the depths")
-    curves = [_rounded(offset_similarity(offsets, d, base=base) / (d / 2)) for d in depths]
-
-    def said(j: int, k: int) -> str:
-        return _minus(f"{curves[j][k]:.4f}")
-
-    sliders = (Slider("offset", "k", tuple(offsets), active_offset), Slider("depth", "D", tuple(depths), active_depth))
-    parts = [
-        Part("summary", "text", (0, 1), [[f"Offset {offsets[k]}, depth {d}: dot product ÷ (D/2) = {said(j, k)}."
-                                          for j, d in enumerate(depths)] for k in range(len(offsets))]),
-        Part("title", "text", (1,), [f"depth D = {d}" for d in depths]),
-        Part("value", "text", (0, 1), [[f"k = {offsets[k]}: {said(j, k)}" for j in range(len(depths))]
-                                       for k in range(len(offsets))]),
-        Part("marker", "xy", (0, 1), [[[[offsets[k], curves[j][k]]] for j in range(len(depths))]
-                                      for k in range(len(offsets))]),
-    ]
-    for j in range(len(depths)):
-        parts.append(Part(f"curve-{j}", "shown", (1,), [k == j for k in range(len(depths))]))
-        parts.append(Part(f"curve-{j}", "xy", (), [[x, y] for x, y in zip(offsets, curves[j])]))
-    lowest = _rounded([min(min(curve) for curve in curves)], 2)[0]
-
-    def draw(setting) -> Figure:
-        k, j = setting
-        fig, ax = book_figure(panel_height=3.2)
-        for c, curve in enumerate(curves):
-            ax.plot(offsets, curve, color=COLOURS[0], linewidth=1.5, gid=f"part-curve-{c}")
-        ax.plot([offsets[k]], [curves[j][k]], "o", color=COLOURS[1], markersize=8, gid="part-marker")
-        ax.text(0.98, 0.97, f"k = {offsets[k]}: {said(j, k)}", transform=ax.transAxes, ha="right", va="top",
-                color=COLOURS[1], gid="part-value")
-        ax.set_xlabel("offset k")
-        ax.set_ylabel("PE(p)·PE(p+k) ÷ (D/2)")
-        ax.set_title(f"depth D = {depths[j]}", gid="part-title")
-        ax.set_xlim(min(offsets) - 1, max(offsets) + 1)
-        ax.set_ylim(min(lowest, 0.0) - 0.1, 1.15)
-        return fig
-
-    return Explorable("explorable-dot-product", (
-        "The dot product of the encodings of two positions k apart, divided by D/2, against the offset k: "
-        "1 at k = 0 and smaller, with ripples, as k grows; sliders set k and the depth D."
-    ), sliders, tuple(parts), {"figure": "dot_product_by_offset", "base": base}, draw)
 
 
 # --- RoPE: a query and a key turning ---------------------------------------------------

@@ -58,10 +58,11 @@ def dot_product_by_pair(offsets=range(101), depths=(4, 8, 16, 32), *, base: floa
         depth: the first depth shown (the first of ``depths`` by default).
 
     Returns:
-        An :class:`~pe_lib.course.display.explorable.Explorable` named ``"explorable-dot-product"``: the parts of
-        :func:`~pe_lib.course.display.explorable.dot_product_by_offset`
-        (``curve-J`` for each depth ``depths[J]``, ``marker``, ``value``), and
-        ``pairs-J``, the terms of depth ``depths[J]``, and ``mean``, their mean.
+        An :class:`~pe_lib.course.display.explorable.Explorable` named ``"explorable-dot-product"``:
+        ``curve-J``, the mean against the offset for each depth ``depths[J]``
+        (shown only at that depth), the ``marker`` and its ``value`` at the
+        offset, ``pairs-J``, the terms of depth ``depths[J]``, and ``mean``,
+        their mean.
 
     Example:
         >>> figure = dot_product_by_pair(range(3), (4,))
