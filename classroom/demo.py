@@ -26,7 +26,7 @@ STUDENTS = {
     "ben": "the blank student notebook, untouched",
     "cy": "the solutions, with i in place of 2i in the exponent of angle_rates",
     "dee": "a PDF",
-    "eve": "the blank notebook, with a first cell that deletes Ada's notebook and rewrites the scores",
+    "eve": "the solutions, with a first cell that deletes Ada's notebook and one that rewrites the scores",
     "fay": "the solutions, pasted into a fresh notebook (no otter metadata)",
 }
 #: Cy's angle_rates.
@@ -52,10 +52,12 @@ def sample_class(folder: Path, scores: Path) -> Path:
     nbformat.write(blank, folder / "ben.ipynb")
     nbformat.write(_replace(solutions, "def angle_rates", CY_RATES), folder / "cy.ipynb")
     (folder / "dee.pdf").write_bytes(b"%PDF-1.4\n")
-    attack = (f"import os\ntry:\n    os.remove({str(folder / 'ada.ipynb')!r})\n"
-              f"    open({str(scores)!r}, 'w').write('eve,11')\nexcept OSError:\n    pass")
-    eve = copy.deepcopy(blank)
-    eve.cells.insert(1, nbformat.v4.new_code_cell(attack))
+    # Absolute paths, as a student who knew the teacher's folders would write them.
+    eve = copy.deepcopy(solutions)
+    eve.cells[1:1] = [
+        nbformat.v4.new_code_cell(f"import os\nos.remove({str(folder.resolve() / 'ada.ipynb')!r})"),
+        nbformat.v4.new_code_cell(f"open({str(Path(scores).resolve())!r}, 'w').write('eve,11')"),
+    ]
     nbformat.write(eve, folder / "eve.ipynb")
     pasted = copy.deepcopy(solutions)
     pasted.metadata = {}
