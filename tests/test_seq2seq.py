@@ -30,6 +30,20 @@ def test_training_refuses_an_unknown_task():
         seq2seq.train_encoder_decoders(("none",), sequences=8, epochs=1, task=sorted)
 
 
+def test_a_model_trained_beside_others_takes_the_steps_it_takes_alone():
+    # The summed loss: no weight is shared, so each branch's gradient is its
+    # own loss's gradient, and Adam's steps are per weight.
+    settings = dict(sequences=64, epochs=2, batch_size=16, seed=3)
+    beside = seq2seq.train_encoder_decoders(("sinusoidal", "none"), feed_forward=False, **settings)["none"]
+    alone = seq2seq.train_encoder_decoders(("none",), feed_forward=False, **settings)["none"]
+    untrained = seq2seq.encoder_decoder("none", feed_forward=False, seed=3)
+    for trained, single, start in zip(beside.weights, alone.weights, untrained.weights):
+        assert trained.path == single.path
+        np.testing.assert_allclose(np.asarray(trained), np.asarray(single), rtol=0, atol=1e-5)
+    moved = max(float(np.abs(np.asarray(a) - np.asarray(b)).max()) for a, b in zip(alone.weights, untrained.weights))
+    assert moved > 1e-2  # the comparison is of trained weights, not of two initial ones
+
+
 def test_generator_is_seeded():
     first = seq2seq.reversal_task(4, 6, seed=3)
     again = seq2seq.reversal_task(4, 6, seed=3)

@@ -227,30 +227,12 @@ def encoder_decoder(
                        name=f"encoder_decoder_{method}")
 
 
-def greedy_decode(model: keras.Model, sources, *, steps: int | None = None) -> np.ndarray:
-    """Write ``steps`` tokens per source, each the most likely next token.
+def _decodable(model, sources, steps):
+    """``sources`` as an array and the number of steps to write, both checked.
 
-    The decoder starts from ``START``; at every step the model reads the
-    sources and all tokens written so far, and the token with the largest
-    logit at the last position is appended.
-
-    Args:
-        model: maps ``[sources, decoder_inputs]`` to logits, as
-            :func:`encoder_decoder` does.
-        sources: ``(batch, length)`` token ids.
-        steps: tokens to write; the sources' length by default.
-
-    Raises:
-        ValueError: if ``sources`` or ``steps`` is longer than a position
-            layer of ``model`` has rows, before anything is decoded.
-
-    Returns:
-        The written tokens, ``(batch, steps)``, without ``START``.
-
-    Example:
-        >>> model = encoder_decoder("none")
-        >>> greedy_decode(model, reversal_task(2, 6).sources).shape
-        (2, 6)
+    Raises ``ValueError`` if ``sources`` is not a 2-D array of token ids, or
+    if ``sources`` or ``steps`` is longer than a position layer of ``model``
+    has rows, before anything is decoded.
     """
     sources = np.asarray(sources)
     if sources.ndim != 2 or not np.issubdtype(sources.dtype, np.integer):
@@ -266,12 +248,29 @@ def greedy_decode(model: keras.Model, sources, *, steps: int | None = None) -> n
             # The decoder reads START and steps - 1 written tokens: steps positions.
             if steps > rows:
                 raise ValueError(f"steps must be at most the model's {kind} max_length {rows}, got {steps}")
-    written = np.full((sources.shape[0], 1), START, dtype="int32")
+    return sources, steps
+
+
+def greedy_decode(model: keras.Model, sources, *,
+                  steps: int | None = None) -> np.ndarray:
+    """Write each answer one token at a time, the most likely each time.
+
+    ``steps`` tokens (the sources' length by default). A source or ``steps``
+    longer than a position layer of ``model`` has rows raises ``ValueError``
+    before anything is decoded.
+
+    >>> model = encoder_decoder("none")
+    >>> greedy_decode(model, reversal_task(2, 6).sources).shape
+    (2, 6)
+    """
+    sources, steps = _decodable(model, sources, steps)
+    written = np.full((len(sources), 1), START, dtype="int32")
     for _ in range(steps):
-        logits = ops.convert_to_numpy(model([sources, written], training=False))
-        following = logits[:, -1, :].argmax(axis=-1).astype("int32")
+        logits = model([sources, written], training=False)
+        last = ops.convert_to_numpy(logits)[:, -1, :]
+        following = last.argmax(axis=-1).astype("int32")
         written = np.concatenate([written, following[:, None]], axis=1)
-    return written[:, 1:]
+    return written[:, 1:]  # without START
 
 
 def exact_match(predictions, targets) -> float:
@@ -359,30 +358,40 @@ def train_encoder_decoders(
     max_length = require_int("max_length", model_options.pop("max_length", 500), minimum=train_length)
     vocabulary_size = model_options.get("vocabulary_size", 16)
 
+    if task not in (reversal_task, sorting_task):
+        raise ValueError(f"task must be reversal_task or sorting_task, got {task!r}")
+
     models = {
         method: encoder_decoder(
             method, max_length=train_length if method == "learned" else max_length, seed=seed, **model_options
         )
         for method in methods
     }
+    data = task(sequences, train_length, vocabulary_size=vocabulary_size, seed=seed)
+    _train_side_by_side(models, data, epochs=epochs, batch_size=batch_size,
+                        learning_rate=learning_rate, seed=seed, jit_compile=jit_compile)
+    return models
+
+
+def _train_side_by_side(models, data, *, epochs, batch_size, learning_rate,
+                        seed, jit_compile):
+    """Train ``models`` as branches of one model; its loss is their sum."""
     sources = keras.Input(shape=(None,), dtype="int32", name="sources")
-    decoder_inputs = keras.Input(shape=(None,), dtype="int32", name="decoder_inputs")
+    decoder_inputs = keras.Input(shape=(None,), dtype="int32",
+                                 name="decoder_inputs")
     side_by_side = keras.Model(
-        [sources, decoder_inputs], {method: model([sources, decoder_inputs]) for method, model in models.items()}
-    )
-    decay_steps = epochs * -(-sequences // batch_size)
-    schedule = keras.optimizers.schedules.CosineDecay(learning_rate, decay_steps)
+        [sources, decoder_inputs],
+        {method: model([sources, decoder_inputs])
+         for method, model in models.items()})
+    steps = epochs * math.ceil(len(data.sources) / batch_size)
+    schedule = keras.optimizers.schedules.CosineDecay(learning_rate, steps)
+    loss = keras.losses.SparseCategoricalCrossentropy
     side_by_side.compile(
         optimizer=keras.optimizers.Adam(schedule),
-        loss={method: keras.losses.SparseCategoricalCrossentropy(from_logits=True) for method in methods},
-        jit_compile=jit_compile,
-    )
-    if task not in (reversal_task, sorting_task):
-        raise ValueError(f"task must be reversal_task or sorting_task, got {task!r}")
-    data = task(sequences, train_length, vocabulary_size=vocabulary_size, seed=seed)
+        loss={method: loss(from_logits=True) for method in models},
+        jit_compile=jit_compile)
     keras.utils.set_random_seed(seed)
     side_by_side.fit(
-        [data.sources, data.decoder_inputs], {method: data.targets for method in methods},
-        batch_size=batch_size, epochs=epochs, shuffle=True, verbose=0,
-    )
-    return models
+        [data.sources, data.decoder_inputs],  # teacher forcing
+        {method: data.targets for method in models},
+        batch_size=batch_size, epochs=epochs, shuffle=True, verbose=0)
