@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from pe_lib.course.lessons.residual_stream import layer_norm, position_recoverability, random_blocks, run_stack
+from pe_lib.course.lessons.residual_stream import (
+    feed_forward_layer, layer_norm, position_recoverability, random_blocks, run_stack)
 
 
 def test_layer_norm_by_hand():
@@ -31,6 +32,19 @@ def test_one_attention_head_by_hand():
     # Both rows of n are equal, so every score is 2 / sqrt(2) and the weights are 1/2 each.
     expected = h + 0.5 * (n[0] + n[1])
     np.testing.assert_allclose(run_stack(h, [block])[1], expected, rtol=0, atol=1e-9)
+
+
+def test_feed_forward_layer_by_hand():
+    # Depth 2: h = (1, -1) normalises to itself; the expansion copies it into the
+    # first two of 8 columns, ReLU keeps (1, 0, 0, ...), and the projection's
+    # first row, (2, 3), is what comes out.
+    expand = np.zeros((2, 8))
+    expand[0, 0] = expand[1, 1] = 1.0
+    project = np.zeros((8, 2))
+    project[0] = [2.0, 3.0]
+    project[1] = [5.0, 7.0]  # reads the negative half, which ReLU zeroes
+    out = feed_forward_layer(np.array([[[1.0, -1.0]]]), {"expand": expand, "project": project})
+    np.testing.assert_allclose(out, [[[2.0, 3.0]]], rtol=0, atol=1e-9)
 
 
 def test_without_the_residual_connection_each_block_replaces_its_input():

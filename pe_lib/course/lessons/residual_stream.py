@@ -1,7 +1,7 @@
 r"""Why positions survive a deep stack: the residual stream, measured in NumPy.
 
 A Transformer block does not replace its input; it adds to it,
-:math:`h_{l+1} = h_l + F_l(h_l)`, so the input :math:`x + p` (tokens plus
+:math:`h_{l+1} = h_l + F_l(h_l)`, so the input :math:`x + PE` (tokens plus
 position codes) is still a term of every later :math:`h_l`. :func:`run_stack`
 passes inputs through a stack of blocks with random weights, with the residual
 connection or without it (each block's output replacing its input), and
@@ -78,34 +78,50 @@ def _times(h: np.ndarray, matrix: np.ndarray) -> np.ndarray:
     return (h.reshape(-1, h.shape[-1]) @ matrix).reshape(*h.shape[:-1], matrix.shape[-1])
 
 
-def _attention(h: np.ndarray, block: dict) -> np.ndarray:
+def attention_layer(h: np.ndarray, block: dict) -> np.ndarray:
+    """A block's attention, F(h): normalise, then multi-head self-attention.
+
+    >>> block = random_blocks(4, 1, heads=2)[0]
+    >>> attention_layer(np.ones((1, 3, 4)), block).shape
+    (1, 3, 4)
+    """
     normed = layer_norm(h)
-    queries, keys, values = (_times(normed, block[name]) for name in ("query", "key", "value"))
+    queries, keys, values = (_times(normed, block[name])
+                             for name in ("query", "key", "value"))
     heads = block["heads"]
     width = h.shape[-1] // heads
     mixed = np.empty_like(values)
     for head in range(heads):
         part = slice(head * width, (head + 1) * width)
         # einsum's own loops: the products per sequence are too small for BLAS.
-        scores = np.einsum("sqd,skd->sqk", queries[..., part], keys[..., part]) / np.sqrt(width)
+        scores = np.einsum("sqd,skd->sqk", queries[..., part],
+                           keys[..., part]) / np.sqrt(width)
         weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
         weights /= weights.sum(axis=-1, keepdims=True)
-        mixed[..., part] = np.einsum("sqk,skd->sqd", weights, values[..., part])
+        mixed[..., part] = np.einsum("sqk,skd->sqd", weights,
+                                     values[..., part])
     return _times(mixed, block["output"])
 
 
-def _feed_forward(h: np.ndarray, block: dict) -> np.ndarray:
-    return _times(np.maximum(_times(layer_norm(h), block["expand"]), 0.0), block["project"])
+def feed_forward_layer(h: np.ndarray, block: dict) -> np.ndarray:
+    """A block's feed-forward layer, F(h): normalise, widen, ReLU, project back.
+
+    >>> block = random_blocks(4, 1, heads=2)[0]
+    >>> feed_forward_layer(np.ones((1, 3, 4)), block).shape
+    (1, 3, 4)
+    """
+    widened = _times(layer_norm(h), block["expand"])
+    return _times(np.maximum(widened, 0.0), block["project"])
 
 
 def run_stack(inputs, blocks: list[dict], *, residual: bool = True) -> list[np.ndarray]:
     """The hidden states of a stack of pre-norm blocks: the input, then one per block.
 
     With ``residual=True`` each block adds to its input,
-    ``h = h + attention(h)`` then ``h = h + feed_forward(h)``, as in a
-    Transformer. With ``residual=False`` each step replaces it,
-    ``h = attention(h)`` then ``h = feed_forward(h)`` (normalised, so the size
-    stays the same): what a stack without residual connections passes on.
+    ``h = h + attention_layer(h)`` then ``h = h + feed_forward_layer(h)``, as
+    in a Transformer. With ``residual=False`` each layer replaces it (its
+    output normalised, so the size stays the same): what a stack without
+    residual connections passes on.
 
     Args:
         inputs: an array of shape ``(sequences, steps, depth)``.
@@ -135,12 +151,11 @@ def run_stack(inputs, blocks: list[dict], *, residual: bool = True) -> list[np.n
             )
     states = [h]
     for block in blocks:
-        if residual:
-            h = h + _attention(h, block)
-            h = h + _feed_forward(h, block)
-        else:
-            h = layer_norm(_attention(h, block))
-            h = layer_norm(_feed_forward(h, block))
+        for layer in (attention_layer, feed_forward_layer):
+            if residual:
+                h = h + layer(h, block)  # h + F(h): added to the stream
+            else:
+                h = layer_norm(layer(h, block))  # F(h) replaces h
         states.append(h)
     return states
 
