@@ -79,6 +79,19 @@ def test_scores_of_a_repeated_token_depend_only_on_the_offset(positions):
         np.testing.assert_allclose(diagonal, diagonal[:, :1].repeat(diagonal.shape[1], axis=1), atol=1e-5)
 
 
+def test_the_scores_method_shown_in_the_book_fits_its_column():
+    """Beyond sinusoids shows ``PositionalSelfAttention.scores`` as it is
+    (a literalinclude with ``:dedent: 4``): every line fits 80 characters,
+    and the method stays short enough to read on a page."""
+    import inspect
+    import textwrap
+
+    lines = textwrap.dedent(inspect.getsource(PositionalSelfAttention.scores)).splitlines()
+    too_wide = [line for line in lines if len(line) > 80]
+    assert not too_wide, too_wide
+    assert len(lines) <= 30, len(lines)
+
+
 def test_answer_scores_are_the_last_row_of_the_layer_scores():
     for method in ("rope", "alibi", "none"):
         model = extrapolation_model(method, train_length=6, seed=2, **SMALL)

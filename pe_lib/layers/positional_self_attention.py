@@ -151,25 +151,41 @@ class PositionalSelfAttention(keras.layers.Layer):
     def scores(self, inputs, position_ids=None):
         """The ``(batch, heads, steps, steps)`` scores before the softmax.
 
-        Keys after the query hold a large negative score that the compute
-        dtype can represent: -1e9, or -32752 in float16, whose range ends at
-        65504. With ``position_ids`` (packed documents, see :meth:`call`),
-        so do the keys of other documents.
+        A method acts in one of two places: RoPE rotates each head's
+        queries and keys; a ``"scores"`` method (ALiBi, T5, Shaw) adds its
+        term to every score. :meth:`_mask` then hides the keys that a query
+        may not see.
         """
         steps = ops.shape(inputs)[1]
         queries = self._split_heads(self.query(inputs), steps)
         keys = self._split_heads(self.key(inputs), steps)
-        if self.acts_on == "queries and keys":
+        if self.acts_on == "queries and keys":  # RoPE
             queries = self.positions(queries, positions=position_ids)
             keys = self.positions(keys, positions=position_ids)
         if self.temperature is not None:
-            factor = self._query_temperature(steps, position_ids)
-            factor = factor if position_ids is None else factor[:, None]  # (batch, 1, steps)
-            queries = queries * ops.cast(factor, queries.dtype)[..., None]
-        scores = ops.matmul(queries, ops.transpose(keys, (0, 1, 3, 2))) / float(np.sqrt(self.key_dim))
-        if self.acts_on == "scores":
-            # a bias layer reads the (batch, steps, depth) inputs: (batch, heads, q, k)
-            scores = scores + ops.cast(self._scores_term(inputs, queries), scores.dtype)
+            queries = self._apply_temperature(queries, steps, position_ids)
+        keys_t = ops.transpose(keys, (0, 1, 3, 2))
+        scores = ops.matmul(queries, keys_t) / float(np.sqrt(self.key_dim))
+        if self.acts_on == "scores":  # ALiBi, T5, Shaw
+            term = self._scores_term(inputs, queries)
+            scores = scores + ops.cast(term, scores.dtype)
+        return self._mask(scores, steps, position_ids)
+
+    def _apply_temperature(self, queries, steps, position_ids=None):
+        """Each query times its temperature factor (after any rotation)."""
+        factor = self._query_temperature(steps, position_ids)
+        factor = factor if position_ids is None else factor[:, None]  # (batch, 1, steps)
+        return queries * ops.cast(factor, queries.dtype)[..., None]
+
+    def _mask(self, scores, steps, position_ids=None):
+        """The scores, with those of keys a query may not see replaced.
+
+        Hidden: keys after the query, keys outside the ``window`` (but for
+        the first ``sink_tokens``) and, with ``position_ids`` (packed
+        documents, see :meth:`call`), keys of other documents. They hold a
+        large negative score that the compute dtype can represent: -1e9, or
+        -32752 in float16, whose range ends at 65504.
+        """
         where = ops.arange(steps)
         behind = where[:, None] - where[None, :]  # i - j
         visible = behind >= 0
@@ -208,7 +224,12 @@ class PositionalSelfAttention(keras.layers.Layer):
         return ops.softmax(ops.concatenate([scores, sink], axis=-1), axis=-1)[..., :-1]
 
     def _scores_term(self, inputs, queries):
-        """What a ``"scores"`` method adds: a bias from the inputs' shape, or Shaw's key term."""
+        r"""What a ``"scores"`` method adds to the scores, ``(batch, heads, q, k)``.
+
+        ALiBi's penalty and T5's bucket scalars depend only on the number of
+        steps, read from ``inputs``; Shaw's term :math:`q_i \cdot w^K_{ij}`
+        needs the projected queries.
+        """
         if isinstance(self.positions, ShawRelativePositions):
             return self.positions(queries)  # q_i . w_ij per head, from the projected queries
         return self.positions(inputs)
