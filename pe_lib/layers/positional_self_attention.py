@@ -153,7 +153,7 @@ class PositionalSelfAttention(keras.layers.Layer):
 
         A method acts in one of two places: RoPE rotates each head's
         queries and keys; a ``"scores"`` method (ALiBi, T5, Shaw) adds its
-        term to every score. :meth:`_mask` then hides the keys that a query
+        term to every score. ``_mask`` then hides the keys that a query
         may not see.
         """
         steps = ops.shape(inputs)[1]
