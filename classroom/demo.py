@@ -6,7 +6,7 @@ notebooks are made from the master (the solutions) and from the student
 notebook the book offers for download (the blank).
 
 >>> sorted(STUDENTS)
-['ada', 'ben', 'cy', 'dee', 'eve', 'fay']
+['ada', 'ben', 'cy', 'dee', 'eve', 'fay', 'gus']
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ STUDENTS = {
     "dee": "a PDF",
     "eve": "the solutions, with a first cell that deletes Ada's notebook and one that rewrites the scores",
     "fay": "the solutions, pasted into a fresh notebook (no otter metadata)",
+    "gus": "the solutions, with a first cell that imports the course's library",
 }
 #: Cy's angle_rates.
 CY_RATES = '''def angle_rates(depth, base=10000.0):
@@ -62,4 +63,7 @@ def sample_class(folder: Path, scores: Path) -> Path:
     pasted = copy.deepcopy(solutions)
     pasted.metadata = {}
     nbformat.write(pasted, folder / "fay.ipynb")
+    gus = copy.deepcopy(solutions)
+    gus.cells[1:1] = [nbformat.v4.new_code_cell("import pe_lib  # to compare my matrix with")]
+    nbformat.write(gus, folder / "gus.ipynb")
     return folder

@@ -59,7 +59,8 @@ def rate_candidates(depth, base):
 
 def own_rates(answers, depth, base):
     """The student's own rates for ``depth`` and ``base`` if they are sane, else None."""
-    return plausible(answers.get(f"own_rates_{depth}_{base:g}"), ((depth + 1) // 2,),
+    answer = answers.get(f"own_rates_{depth}_{base:g}")
+    return plausible(answer, ((depth + 1) // 2,),
                      rate_candidates(depth, base), rtol=1e-6, atol=0)
 
 
