@@ -125,14 +125,10 @@ def permutation_gap(function: Callable, inputs, permutation) -> float:
     _require_callable(function)
     inputs = _require_steps("inputs", inputs)
     permutation = _require_permutation(permutation, inputs.shape[-2])
-    reordered_outputs = _call_on_steps(function, inputs, "inputs")[..., permutation, :]
-    outputs_of_reordered = _call_on_steps(function, inputs[..., permutation, :], "inputs")
-    if outputs_of_reordered.shape != reordered_outputs.shape:
-        raise ValueError(
-            f"function returned shape {outputs_of_reordered.shape} for reordered inputs "
-            f"but {reordered_outputs.shape} for the originals"
-        )
-    return _largest_difference(outputs_of_reordered, reordered_outputs)
+    f_of_px = _call_on_steps(function, inputs[..., permutation, :], "inputs")
+    p_of_fx = _call_on_steps(function, inputs, "inputs")[..., permutation, :]
+    _require_same_shape(f_of_px, p_of_fx)
+    return _largest_difference(f_of_px, p_of_fx)  # max |f(PX) - P f(X)|
 
 
 def pooled_gap(function: Callable, first, second) -> float:
@@ -207,6 +203,14 @@ def _call_on_steps(function: Callable, inputs: np.ndarray, name: str) -> np.ndar
             f"to {outputs.shape}"
         )
     return outputs
+
+
+def _require_same_shape(f_of_px: np.ndarray, p_of_fx: np.ndarray) -> None:
+    if f_of_px.shape != p_of_fx.shape:
+        raise ValueError(
+            f"function returned shape {f_of_px.shape} for reordered inputs "
+            f"but {p_of_fx.shape} for the originals"
+        )
 
 
 def _largest_difference(a: np.ndarray, b: np.ndarray) -> float:
