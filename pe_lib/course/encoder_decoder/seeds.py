@@ -39,10 +39,10 @@ COLUMNS = ("seed", "method", "length", "exact_match", "token_accuracy")
 DEFAULT_OUT = Path(__file__).resolve().parents[3] / "chapters" / "data" / "encoder_decoder_seeds.csv"
 
 
-def test_sets(train_length: int = SETTINGS["train_length"]) -> dict[int, seq2seq.ReversalData]:
+def evaluation_sets(train_length: int = SETTINGS["train_length"]) -> dict[int, seq2seq.ReversalData]:
     """The chapter's test sources by length: seed 1000 at the training length, ``1000 + length`` past it.
 
-    >>> {length: data.sources.shape for length, data in test_sets().items()}
+    >>> {length: data.sources.shape for length, data in evaluation_sets().items()}
     {8: (200, 8), 12: (200, 12), 16: (200, 16)}
     """
     train_length = require_int("train_length", train_length, minimum=1)
@@ -71,7 +71,7 @@ def seed_rows(seeds: Iterable[int]) -> list[dict]:
     seeds = [require_int("seeds", seed, minimum=0) for seed in seeds]
     if not seeds or len(set(seeds)) != len(seeds):
         raise ValueError(f"seeds must name each seed at most once, and at least one; got {seeds!r}")
-    tests = test_sets()
+    tests = evaluation_sets()
     rows = []
     for seed in seeds:
         models = seq2seq.train_encoder_decoders(METHODS, seed=seed, **SETTINGS)
