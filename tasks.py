@@ -22,6 +22,9 @@
                                  or RoPE, NoPE and the hybrid of Released models into
                                  chapters/data/real_text_per_layer.csv [--config per_layer]
                                  [--seeds 0 1 2] [--methods ...] [--backend jax|tensorflow]
+    python3 tasks.py experiment encoder-decoder-seeds
+                                 the encoder-decoder chapter's three models for seeds 0 to 4,
+                                 into chapters/data/encoder_decoder_seeds.csv [--seeds ...]
     python3 tasks.py assignments build every student notebook, autograder bundle and
                                  reference answer into assignments/_build
     python3 tasks.py grade DIR   grade a folder of submitted notebooks, each in a
@@ -388,6 +391,7 @@ def bench(*extra: str) -> None:
 
 #: The experiments ``experiment`` runs, by name: the module that runs each.
 EXPERIMENTS = {"real-text": "pe_lib.course.real_text.experiment"}
+EXPERIMENTS["encoder-decoder-seeds"] = "pe_lib.course.encoder_decoder.seeds"
 
 
 def experiment(*extra: str) -> None:
