@@ -22,6 +22,10 @@
                                  or RoPE, NoPE and the hybrid of Released models into
                                  chapters/data/real_text_per_layer.csv [--config per_layer]
                                  [--seeds 0 1 2] [--methods ...] [--backend jax|tensorflow]
+    python3 tasks.py experiment order-seeds
+                                 the order classifiers of What attention sees and Learned or
+                                 fixed for seeds 0-4, into chapters/data/order_seeds.csv,
+                                 mixing_seeds.csv, attention_heads_seeds.csv [--seeds ...]
     python3 tasks.py assignments build every student notebook, autograder bundle and
                                  reference answer into assignments/_build
     python3 tasks.py grade DIR   grade a folder of submitted notebooks, each in a
@@ -387,7 +391,8 @@ def bench(*extra: str) -> None:
 
 
 #: The experiments ``experiment`` runs, by name: the module that runs each.
-EXPERIMENTS = {"real-text": "pe_lib.course.real_text.experiment"}
+EXPERIMENTS = {"real-text": "pe_lib.course.real_text.experiment",
+               "order-seeds": "pe_lib.course.order.seeds"}
 
 
 def experiment(*extra: str) -> None:
