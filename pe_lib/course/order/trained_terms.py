@@ -41,11 +41,15 @@ def head_terms(model: keras.Model, sequences, head: int) -> dict[str, np.ndarray
     key_kernels = keras.ops.convert_to_numpy(attention.key_dense.kernel)
     head = require_int("head", head, minimum=0)
     if head >= query_kernels.shape[1]:
-        raise ValueError(f"head must be below {query_kernels.shape[1]}, got {head}")
-    token_table = keras.ops.convert_to_numpy(model.get_layer("token_embedding").embeddings)
-    codes = pe_lib.sinusoidal_encoding(sequences.shape[1], token_table.shape[1], dtype="float64")
-    split = [attention_terms.score_terms(token_table[sequence], codes,
-                                         query_kernels[:, head], key_kernels[:, head])
+        raise ValueError(
+            f"head must be below {query_kernels.shape[1]}, got {head}")
+    token_table = keras.ops.convert_to_numpy(
+        model.get_layer("token_embedding").embeddings)
+    steps, depth = sequences.shape[1], token_table.shape[1]
+    codes = pe_lib.sinusoidal_encoding(steps, depth, dtype="float64")
+    split = [attention_terms.score_terms(
+                 token_table[sequence], codes,
+                 query_kernels[:, head], key_kernels[:, head])
              for sequence in sequences]
     return {name: np.stack([getattr(terms, name) for terms in split])
             for name in (*attention_terms.TERM_NAMES, "total")}
