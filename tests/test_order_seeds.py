@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from pe_lib.course.order.mixing import mixing_classifier
-from pe_lib.course.order.seeds import ORDER_METHODS, ORDER_TEST_LENGTHS, read_rows, write_rows
+from pe_lib.course.order.seeds import ORDER_METHODS, ORDER_TEST_LENGTHS, _write, read_rows
 from pe_lib.course.order.tasks import marker_order_task
 from pe_lib.course.order.trained_terms import head_measures, head_terms
 
@@ -64,7 +64,7 @@ def test_head_terms_names_a_missing_head(model):
 def test_rows_round_trip(tmp_path):
     rows = [{"seed": 0, "method": "learned", "accuracy_12": 0.998},
             {"seed": 1, "method": "sinusoidal", "accuracy_12": 1.0}]
-    write_rows(tmp_path / "rows.csv", rows, {"command": "python3 tasks.py experiment order-seeds"})
+    _write(tmp_path / "rows.csv", rows, {"command": "python3 tasks.py experiment order-seeds"})
     text = (tmp_path / "rows.csv").read_text()
     assert text.startswith("# command: python3 tasks.py experiment order-seeds\nseed,method,accuracy_12\n")
     assert read_rows(tmp_path / "rows.csv") == rows

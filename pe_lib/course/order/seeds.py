@@ -20,12 +20,13 @@ default), ``--out FOLDER`` (default ``chapters/data``).
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import shlex
 import sys
 import time
 from pathlib import Path
+
+from pe_lib.course.real_text.experiment import read_results, write_results
 
 #: The settings of Learned or fixed's run (its cell's arguments).
 ORDER_METHODS = ("sinusoidal", "learned")
@@ -73,38 +74,24 @@ def mixing_rows(seed: int) -> tuple[list[dict], list[dict]]:
     return accuracy, measures
 
 
-def write_rows(path: Path, rows: list[dict], header: dict[str, str]) -> None:
-    """Write ``rows`` as CSV after one ``# key: value`` line per header entry."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="") as file:
-        for key, value in header.items():
-            file.write(f"# {key}: {value}\n")
-        writer = csv.DictWriter(file, fieldnames=list(rows[0]), lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(rows)
-
-
 def read_rows(path) -> list[dict]:
-    """The rows of a file :func:`write_rows` wrote, numbers as ``int`` or ``float``.
+    """The rows of a file this program wrote, numbers as ``int`` or ``float``.
+
+    The files have the form of the real-text experiment's
+    (:func:`pe_lib.course.real_text.experiment.write_results`).
 
     >>> import tempfile
     >>> path = Path(tempfile.mkdtemp()) / "x.csv"
-    >>> write_rows(path, [{"seed": 0, "method": "learned", "accuracy": 0.5}], {"seeds": "0"})
+    >>> write_results(path, [{"seed": 0, "method": "learned", "accuracy": 0.5}],
+    ...               {"seeds": "0"}, columns=("seed", "method", "accuracy"))
     >>> read_rows(path)
     [{'seed': 0, 'method': 'learned', 'accuracy': 0.5}]
     """
-    def number(text):
-        for kind in (int, float):
-            try:
-                return kind(text)
-            except ValueError:
-                pass
-        return text
+    return read_results(path)[1]
 
-    with Path(path).open(newline="") as file:
-        lines = [line for line in file if not line.startswith("#")]
-    return [{key: number(value) for key, value in row.items()} for row in csv.DictReader(lines)]
+
+def _write(path: Path, rows: list[dict], header: dict[str, str]) -> None:
+    write_results(path, rows, header, columns=list(rows[0]))
 
 
 def main(argv=None, *, command: str | None = None) -> None:
@@ -123,7 +110,7 @@ def main(argv=None, *, command: str | None = None) -> None:
     began = time.perf_counter()
     if args.only in (None, "order"):
         rows = [row for seed in args.seeds for row in order_rows(seed)]
-        write_rows(args.out / "order_seeds.csv", rows, header)
+        _write(args.out / "order_seeds.csv", rows, header)
         print(f"order: {time.perf_counter() - began:.0f} s", flush=True)
     if args.only in (None, "mixing"):
         accuracy, measures = [], []
@@ -131,8 +118,8 @@ def main(argv=None, *, command: str | None = None) -> None:
             seed_accuracy, seed_measures = mixing_rows(seed)
             accuracy += seed_accuracy
             measures += seed_measures
-        write_rows(args.out / "mixing_seeds.csv", accuracy, header)
-        write_rows(args.out / "attention_heads_seeds.csv", measures, header)
+        _write(args.out / "mixing_seeds.csv", accuracy, header)
+        _write(args.out / "attention_heads_seeds.csv", measures, header)
         print(f"all: {time.perf_counter() - began:.0f} s", flush=True)
 
 
