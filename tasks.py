@@ -22,6 +22,10 @@
                                  or RoPE, NoPE and the hybrid of Released models into
                                  chapters/data/real_text_per_layer.csv [--config per_layer]
                                  [--seeds 0 1 2] [--methods ...] [--backend jax|tensorflow]
+    python3 tasks.py experiment order-seeds
+                                 the order classifiers of What attention sees and Learned or
+                                 fixed for seeds 0 to 4, into chapters/data/order_seeds.csv,
+                                 mixing_seeds.csv, attention_heads_seeds.csv [--seeds ...]
     python3 tasks.py experiment encoder-decoder-seeds
                                  the encoder-decoder chapter's three models for seeds 0 to 4,
                                  into chapters/data/encoder_decoder_seeds.csv [--seeds ...]
@@ -390,8 +394,9 @@ def bench(*extra: str) -> None:
 
 
 #: The experiments ``experiment`` runs, by name: the module that runs each.
-EXPERIMENTS = {"real-text": "pe_lib.course.real_text.experiment"}
-EXPERIMENTS["encoder-decoder-seeds"] = "pe_lib.course.encoder_decoder.seeds"
+EXPERIMENTS = {"real-text": "pe_lib.course.real_text.experiment",
+               "order-seeds": "pe_lib.course.order.seeds",
+               "encoder-decoder-seeds": "pe_lib.course.encoder_decoder.seeds"}
 
 
 def experiment(*extra: str) -> None:

@@ -1,0 +1,127 @@
+r"""``python3 tasks.py experiment order-seeds``: the order experiments once per seed, written to CSV.
+
+Two chapters train small classifiers on the marker-order task with one seed
+and say what held for others. This program reruns both experiments with the
+chapters' settings for each seed and writes what those sentences are about:
+
+- ``order_seeds.csv`` (Learned or fixed): one row per seed and position
+  table, its accuracy at each test length (:func:`order_rows`);
+- ``mixing_seeds.csv`` (What attention sees): one row per seed and front
+  end, its accuracy (:func:`mixing_rows`);
+- ``attention_heads_seeds.csv`` (What attention sees): one row per seed and
+  head of the model with the code added, the measures of
+  :func:`pe_lib.course.order.trained_terms.head_measures`.
+
+Each file starts with ``#`` lines naming the command that made it;
+:func:`read_rows` reads it back. Options: ``--seeds 0 1 2 3 4`` (the
+default), ``--out FOLDER`` (default ``chapters/data``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+import time
+from pathlib import Path
+
+from pe_lib.course.real_text.experiment import read_results, write_results
+
+#: The settings of Learned or fixed's run (its cell's arguments).
+ORDER_METHODS = ("sinusoidal", "learned")
+ORDER_TRAIN_LENGTH, ORDER_LONGEST = 12, 24
+ORDER_TEST_LENGTHS = tuple(range(ORDER_TRAIN_LENGTH, ORDER_LONGEST + 1, 2))
+#: The settings of What attention sees' run (its cell's arguments).
+MIXING_WIDTH = 32
+MIXING_VARIANTS = {
+    "add": dict(mixing="add", token_depth=MIXING_WIDTH),
+    "concatenate_half": dict(mixing="concatenate", token_depth=MIXING_WIDTH // 2,
+                             position_depth=MIXING_WIDTH // 2),
+}
+MIXING_TRAINING = dict(length=12, pairs=1024, epochs=6)
+#: The sequences whose scores the chapter splits into terms.
+HEAD_SEQUENCES = dict(pairs=50, seed=5)
+
+DEFAULT_FOLDER = Path(__file__).resolve().parents[3] / "chapters" / "data"
+
+
+def order_rows(seed: int) -> list[dict]:
+    """Learned or fixed's experiment with ``seed``: one row per position table."""
+    from pe_lib.course.order.classifier import run_order_experiments
+
+    runs = run_order_experiments(ORDER_METHODS, train_length=ORDER_TRAIN_LENGTH,
+                                 test_lengths=ORDER_TEST_LENGTHS, max_length=ORDER_LONGEST, seed=seed)
+    return [{"seed": seed, "method": method,
+             **{f"accuracy_{length}": run.test_accuracy[length] for length in ORDER_TEST_LENGTHS}}
+            for method, run in runs.items()]
+
+
+def mixing_rows(seed: int) -> tuple[list[dict], list[dict]]:
+    """What attention sees' experiment with ``seed``: rows per front end, and per head of ``add``."""
+    from pe_lib.course.order.mixing import run_mixing_experiment
+    from pe_lib.course.order.tasks import marker_order_task
+    from pe_lib.course.order.trained_terms import head_measures, head_terms
+
+    runs = run_mixing_experiment(MIXING_VARIANTS, **MIXING_TRAINING, seed=seed)
+    accuracy = [{"seed": seed, "front_end": name, "accuracy": run.test_accuracy} for name, run in runs.items()]
+    sequences, _ = marker_order_task(HEAD_SEQUENCES["pairs"], MIXING_TRAINING["length"],
+                                     seed=HEAD_SEQUENCES["seed"])
+    model = runs["add"].model
+    heads = model.get_layer("attention").get_config()["num_heads"]
+    measures = [{"seed": seed, "head": head, **head_measures(head_terms(model, sequences, head), sequences)}
+                for head in range(heads)]
+    return accuracy, measures
+
+
+def read_rows(path) -> list[dict]:
+    """The rows of a file this program wrote, numbers as ``int`` or ``float``.
+
+    The files have the form of the real-text experiment's
+    (:func:`pe_lib.course.real_text.experiment.write_results`).
+
+    >>> import tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "x.csv"
+    >>> write_results(path, [{"seed": 0, "method": "learned", "accuracy": 0.5}],
+    ...               {"seeds": "0"}, columns=("seed", "method", "accuracy"))
+    >>> read_rows(path)
+    [{'seed': 0, 'method': 'learned', 'accuracy': 0.5}]
+    """
+    return read_results(path)[1]
+
+
+def _write(path: Path, rows: list[dict], header: dict[str, str]) -> None:
+    write_results(path, rows, header, columns=list(rows[0]))
+
+
+def main(argv=None, *, command: str | None = None) -> None:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = argparse.ArgumentParser(prog="python3 tasks.py experiment order-seeds",
+                                     description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
+    parser.add_argument("--only", choices=("order", "mixing"), help="run one of the two experiments")
+    parser.add_argument("--out", type=Path, default=DEFAULT_FOLDER, help="folder of the CSV files")
+    args = parser.parse_args(argv)
+    # As the chapters' kernels run: TensorFlow, on the CPU.
+    os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+    os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
+    header = {"command": command or "python -m pe_lib.course.order.seeds " + shlex.join(argv),
+              "seeds": " ".join(map(str, args.seeds))}
+    began = time.perf_counter()
+    if args.only in (None, "order"):
+        rows = [row for seed in args.seeds for row in order_rows(seed)]
+        _write(args.out / "order_seeds.csv", rows, header)
+        print(f"order: {time.perf_counter() - began:.0f} s", flush=True)
+    if args.only in (None, "mixing"):
+        accuracy, measures = [], []
+        for seed in args.seeds:
+            seed_accuracy, seed_measures = mixing_rows(seed)
+            accuracy += seed_accuracy
+            measures += seed_measures
+        _write(args.out / "mixing_seeds.csv", accuracy, header)
+        _write(args.out / "attention_heads_seeds.csv", measures, header)
+        print(f"all: {time.perf_counter() - began:.0f} s", flush=True)
+
+
+if __name__ == "__main__":
+    main(command=os.environ.get("PE_COURSE_COMMAND"))

@@ -1,0 +1,86 @@
+"""trained_terms (the four terms of a trained head) and seeds (the per-seed CSV files)."""
+
+from pathlib import Path
+
+import keras
+import numpy as np
+import pytest
+
+from pe_lib.course.order.mixing import mixing_classifier
+from pe_lib.course.order.seeds import ORDER_METHODS, ORDER_TEST_LENGTHS, _write, read_rows
+from pe_lib.course.order.tasks import marker_order_task
+from pe_lib.course.order.trained_terms import head_measures, head_terms
+
+DATA = Path(__file__).resolve().parents[1] / "chapters" / "data"
+
+
+@pytest.fixture(scope="module")
+def model():
+    return mixing_classifier("add", token_depth=8, seed=3)
+
+
+def test_terms_add_up_to_the_scores_of_the_layer_inputs(model):
+    # The input of the attention layer, through the model's own layers, then
+    # the head's scores written out without biases.
+    sequences, _ = marker_order_task(4, 10, seed=2)
+    front = keras.Model(model.input, model.get_layer("positions").output)
+    inputs = keras.ops.convert_to_numpy(front(sequences)).astype(np.float64)
+    attention = model.get_layer("attention")
+    for head in range(2):
+        w_q = keras.ops.convert_to_numpy(attention.query_dense.kernel)[:, head]
+        w_k = keras.ops.convert_to_numpy(attention.key_dense.kernel)[:, head]
+        scores = (inputs @ w_q) @ np.swapaxes(inputs @ w_k, 1, 2)
+        terms = head_terms(model, sequences, head)
+        parts = sum(terms[name] for name in
+                    ("token_token", "token_position", "position_token", "position_position"))
+        np.testing.assert_allclose(terms["total"], scores, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(parts, terms["total"], rtol=0, atol=1e-12)
+
+
+def test_measures_on_terms_built_by_hand():
+    # Two sequences of 3 steps. The position-position term is a function of the
+    # offset j - i, the token-position term a function of the key step alone.
+    sequences = np.array([[3, 4, 5], [5, 4, 3]])
+    offset = np.subtract.outer(np.arange(3), np.arange(3)).T
+    pp = np.broadcast_to(offset.astype(float), (2, 3, 3))
+    tp = np.broadcast_to(np.array([1.0, -2.0, 4.0]), (2, 3, 3))
+    pt = np.broadcast_to(np.arange(9.0).reshape(3, 3), (2, 3, 3))
+    tt = np.zeros((2, 3, 3))
+    terms = {"token_token": tt, "token_position": tp, "position_token": pt,
+             "position_position": pp, "total": tt + tp + pt + pp}
+    measures = head_measures(terms, sequences)
+    assert measures["pp_rho"] == pytest.approx(0.0, abs=1e-12)
+    assert measures["pp_by_key"] > 0.5  # a function of j - i, not of j
+    assert measures["tt_size"] == 0.0
+    total = terms["total"].std()
+    assert measures["pp_size"] == pytest.approx(np.sqrt(4 / 3) / total)  # j - i over a 3 x 3 grid
+
+
+def test_head_terms_names_a_missing_head(model):
+    with pytest.raises(ValueError, match="head must be below 2, got 2"):
+        head_terms(model, np.ones((1, 4), dtype=int), 2)
+
+
+def test_rows_round_trip(tmp_path):
+    rows = [{"seed": 0, "method": "learned", "accuracy_12": 0.998},
+            {"seed": 1, "method": "sinusoidal", "accuracy_12": 1.0}]
+    _write(tmp_path / "rows.csv", rows, {"command": "python3 tasks.py experiment order-seeds"})
+    text = (tmp_path / "rows.csv").read_text()
+    assert text.startswith("# command: python3 tasks.py experiment order-seeds\nseed,method,accuracy_12\n")
+    assert read_rows(tmp_path / "rows.csv") == rows
+
+
+def test_committed_files_hold_every_seed_and_model():
+    order = read_rows(DATA / "order_seeds.csv")
+    assert sorted((row["seed"], row["method"]) for row in order) == sorted(
+        (seed, method) for seed in range(5) for method in ORDER_METHODS)
+    assert all(0 <= row[f"accuracy_{length}"] <= 1 for row in order for length in ORDER_TEST_LENGTHS)
+    mixing = read_rows(DATA / "mixing_seeds.csv")
+    assert sorted((row["seed"], row["front_end"]) for row in mixing) == sorted(
+        (seed, name) for seed in range(5) for name in ("add", "concatenate_half"))
+    heads = read_rows(DATA / "attention_heads_seeds.csv")
+    assert sorted((row["seed"], row["head"]) for row in heads) == [(s, h) for s in range(5) for h in range(2)]
+    for name in ("order_seeds.csv", "mixing_seeds.csv", "attention_heads_seeds.csv"):
+        first = (DATA / name).read_text().splitlines()[0]
+        assert first == "# command: python3 tasks.py experiment order-seeds" + (
+            " --only order" if name == "order_seeds.csv" else " --only mixing")
