@@ -32,8 +32,9 @@ from pe_lib.course.encoder_decoder import model as seq2seq
 SETTINGS = dict(train_length=8, vocabulary_size=16, feed_forward=False,
                 sequences=2048, epochs=4, batch_size=64, learning_rate=3e-3)
 METHODS = ("sinusoidal", "learned", "none")
-#: Test sources per length, and the lengths past training.
+#: Test sources per length.
 TEST_COUNT = 200
+#: The test lengths past the training length.
 LONG_LENGTHS = (12, 16)
 COLUMNS = ("seed", "method", "length", "exact_match", "token_accuracy")
 DEFAULT_OUT = Path(__file__).resolve().parents[3] / "chapters" / "data" / "encoder_decoder_seeds.csv"
