@@ -99,3 +99,17 @@ def test_the_page_is_in_the_back_matter_and_the_chapter_links_to_it():
     assert PAGE.read_text(encoding="utf-8").startswith("(grading-sandbox)=\n# ")
     chapter = (ROOT / "chapters" / "classroom.ipynb").read_text(encoding="utf-8")
     assert "{ref}`grading-sandbox`" in chapter or "<grading-sandbox>`" in chapter
+
+
+def test_the_page_names_the_bubblewrap_the_grader_needs():
+    needed = ".".join(map(str, sandbox.BWRAP_NEEDED))
+    assert f"bubblewrap](https://github.com/containers/bubblewrap) {needed} or later" in page_text()
+    assert "apparmor_restrict_unprivileged_userns=0" in page_text()
+
+
+def test_the_chapter_links_to_the_machine_and_crash_notes():
+    chapter = (ROOT / "chapters" / "classroom.ipynb").read_text(encoding="utf-8")
+    page = PAGE.read_text(encoding="utf-8")
+    for label in ("grading-sandbox-machine", "grading-sandbox-crash"):
+        assert f"({label})=\n## " in page
+        assert f"<{label}>`" in chapter
