@@ -29,6 +29,9 @@
     python3 tasks.py experiment encoder-decoder-seeds
                                  the encoder-decoder chapter's three models for seeds 0 to 4,
                                  into chapters/data/encoder_decoder_seeds.csv [--seeds ...]
+    python3 tasks.py experiment extrapolation-seeds
+                                 Beyond sinusoids' five train-short, test-long models for
+                                 seeds 0 to 4, into chapters/data/extrapolation_seeds.csv
     python3 tasks.py assignments build every student notebook, autograder bundle and
                                  reference answer into assignments/_build
     python3 tasks.py grade DIR   grade a folder of submitted notebooks, each in a
@@ -396,7 +399,8 @@ def bench(*extra: str) -> None:
 #: The experiments ``experiment`` runs, by name: the module that runs each.
 EXPERIMENTS = {"real-text": "pe_lib.course.real_text.experiment",
                "order-seeds": "pe_lib.course.order.seeds",
-               "encoder-decoder-seeds": "pe_lib.course.encoder_decoder.seeds"}
+               "encoder-decoder-seeds": "pe_lib.course.encoder_decoder.seeds",
+               "extrapolation-seeds": "pe_lib.course.extrapolation.seeds"}
 
 
 def experiment(*extra: str) -> None:

@@ -1,0 +1,72 @@
+r"""``python3 tasks.py experiment extrapolation-seeds``: train short, test long, once per seed.
+
+Beyond sinusoids trains five models (sinusoidal, learned, RoPE, ALiBi, no
+positions) at one length with seed 0 and tests them at that length and
+longer ones. This program reruns that experiment with the chapter's settings
+for each seed and writes ``extrapolation_seeds.csv``: one row per seed and
+method, its accuracy at each test length, empty where the model refuses the
+input (:func:`extrapolation_rows`). The file starts with ``#`` lines naming
+the command that made it; :func:`pe_lib.course.order.seeds.read_rows` reads
+it back. Options: ``--seeds 0 1 2 3 4`` (the default), ``--out FOLDER``
+(default ``chapters/data``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+import time
+from pathlib import Path
+
+from pe_lib.course.real_text.experiment import write_results
+
+#: The settings of Beyond sinusoids' run (its cell's arguments).
+METHODS = ("sinusoidal", "learned", "rope", "alibi", "none")
+TRAIN_LENGTH, TEST_LENGTHS = 16, (16, 32, 64)
+
+DEFAULT_FOLDER = Path(__file__).resolve().parents[3] / "chapters" / "data"
+FILE_NAME = "extrapolation_seeds.csv"
+
+
+def extrapolation_rows(seed: int) -> list[dict]:
+    """The chapter's experiment with ``seed``: one row per method.
+
+    Each row holds ``seed``, ``method`` and ``accuracy_L`` for each test
+    length ``L``; ``None`` where the model refuses inputs of that length.
+    """
+    from pe_lib.course.extrapolation.experiment import run_extrapolation
+
+    rows = []
+    for method in METHODS:
+        run = run_extrapolation(method, train_length=TRAIN_LENGTH, test_lengths=TEST_LENGTHS, seed=seed)
+        rows.append({"seed": seed, "method": method,
+                     **{f"accuracy_{length}": run.accuracy[length] for length in TEST_LENGTHS}})
+    return rows
+
+
+def main(argv=None, *, command: str | None = None) -> None:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = argparse.ArgumentParser(prog="python3 tasks.py experiment extrapolation-seeds",
+                                     description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
+    parser.add_argument("--out", type=Path, default=DEFAULT_FOLDER, help="folder of the CSV file")
+    args = parser.parse_args(argv)
+    if len(set(args.seeds)) != len(args.seeds):
+        parser.error(f"--seeds must be distinct, got {args.seeds}")
+    # As the chapter's kernel runs: TensorFlow, on the CPU.
+    os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+    os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
+    header = {"command": command or "python -m pe_lib.course.extrapolation.seeds " + shlex.join(argv),
+              "seeds": " ".join(map(str, args.seeds))}
+    began = time.perf_counter()
+    rows = []
+    for seed in args.seeds:
+        rows += extrapolation_rows(seed)
+        print(f"seed {seed}: {time.perf_counter() - began:.0f} s", flush=True)
+    write_results(args.out / FILE_NAME, rows, header, columns=list(rows[0]))
+
+
+if __name__ == "__main__":
+    main(command=os.environ.get("PE_COURSE_COMMAND"))
