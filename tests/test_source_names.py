@@ -1,7 +1,8 @@
 """Published examples that the course corrects are named one way in every
 chapter: the slide deck with the per-column exponent is cited by its entry in
 references.bib, and the tutorial with the row V5, whose author is unknown, is
-named without an invented citation."""
+named the same way without an invented citation (its corrections are checked
+against the formula on the page, so a reader needs no source)."""
 
 import json
 import re
@@ -13,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = ROOT / "chapters"
 
 SLIDE_DECK = "a slide deck on the encoding {cite}`ibrahimpositional`"
-TUTORIAL = "online tutorial of the encoding (author not given)"
+TUTORIAL = "an online tutorial of the encoding"
 
 
 def prose(chapter: str) -> str:
