@@ -1,8 +1,8 @@
 """Published examples that the course corrects are named one way in every
-chapter: the slide deck with the per-column exponent is cited by its entry in
-references.bib, and the tutorial with the row V5, whose author is unknown, is
-named the same way without an invented citation (its corrections are checked
-against the formula on the page, so a reader needs no source)."""
+chapter, each cited by its entry in references.bib: the slide deck with the
+per-column exponent, and the blog post with the row V5 (whose page title is not
+known, so its entry describes it in square brackets rather than inventing
+one)."""
 
 import json
 import re
@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = ROOT / "chapters"
 
 SLIDE_DECK = "a slide deck on the encoding {cite}`ibrahimpositional`"
-TUTORIAL = "an online tutorial of the encoding"
+BLOG_POST = "a blog post on the encoding {cite}`chlaily_positional`"
 
 
 def prose(chapter: str) -> str:
@@ -38,16 +38,17 @@ def test_every_mention_of_the_slide_deck_cites_it(chapter):
     assert text.count("slide deck on the encoding {cite}`ibrahimpositional`") == mentions
 
 
+@pytest.mark.parametrize("chapter", ["worked_examples", "misconceptions"])
+def test_the_blog_post_is_cited_in_the_same_words_where_it_is_corrected(chapter):
+    assert BLOG_POST in prose(chapter)
+
+
 @pytest.mark.parametrize("chapter", CHAPTER_NAMES)
-def test_the_tutorial_is_named_one_way(chapter):
+def test_every_mention_of_the_blog_post_cites_it(chapter):
     text = prose(chapter)
-    assert text.count("online tutorial") == text.count(TUTORIAL)
-    assert "a tutorial's" not in text and "another tutorial" not in text
-
-
-def test_the_tutorial_is_named_where_it_is_corrected_and_listed():
-    assert TUTORIAL in prose("worked_examples")
-    assert TUTORIAL in prose("misconceptions")
+    assert text.count("blog post") == text.count(BLOG_POST)
+    assert text.count("chlaily_positional") == text.count(BLOG_POST)
+    assert "tutorial" not in text
 
 
 def test_the_slide_deck_has_an_entry_without_an_invented_address():
@@ -57,3 +58,16 @@ def test_the_slide_deck_has_an_entry_without_an_invented_address():
     fields = entry.group(1)
     assert "Ibrahim, Ahmed" in fields and "howpublished = {Slides}" in fields
     assert "url" not in fields.lower() and "doi" not in fields.lower()
+
+
+def test_the_blog_post_has_an_entry_with_its_address_and_no_invented_title():
+    bib = (ROOT / "references.bib").read_text(encoding="utf-8")
+    entry = re.search(r"@misc\{chlaily_positional,(.*?)\n\}", bib, flags=re.S)
+    assert entry, "references.bib has no entry chlaily_positional"
+    fields = dict(re.findall(r"^\s*(\w+)\s*=\s*\{(.*)\},?$", entry.group(1), flags=re.M))
+    assert fields["author"] == "Chlaily, Saloua"
+    assert fields["url"] == "https://saloua-chlaily.xyz/?p=1187"
+    assert re.fullmatch(r"Accessed \d{4}-\d{2}-\d{2}", fields["note"])
+    # The page's own title is not known: the entry describes the page instead,
+    # in double braces so that the bibliography style keeps its capitals.
+    assert re.fullmatch(r"\{\[[^\]]+\]\}", fields["title"])
