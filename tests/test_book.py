@@ -324,7 +324,7 @@ def reader_pages(html: Path) -> list[Path]:
     return [html / "intro.html"] + sorted((html / "chapters").glob("*.html"))
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def readings(book, browser) -> dict:
     """Each reader page at each width: screenshot saved, explorable figures moved
     (:func:`explore`), hidden parts opened, measured."""
@@ -766,7 +766,7 @@ _RUN_AXE = """async ([tags, extra]) => {
 }"""
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def axe_results(book, browser) -> dict:
     """axe-core's violations on every page of the book at both widths, as loaded."""
     if not AXE.is_file():
