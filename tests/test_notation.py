@@ -132,7 +132,8 @@ def test_the_record_holds_the_introductions_symbols_once_each():
     for entry in SYMBOLS:
         assert entry["meaning"] and entry["words"], entry["symbol"]
     intro = (ROOT / "intro.md").read_text(encoding="utf-8")
-    table = {normal(symbol) for symbol in re.findall(r"^\|\s*\$([^$]+)\$", intro, flags=re.M)}
+    rows = re.findall(r"^\|\s*(\$[^|]+?)\s*\|", intro, flags=re.M)
+    table = {normal(symbol[1:-1]) for row in rows for symbol in re.findall(_MATH, row)}
     assert table == set(forms), (
         f"the introduction's table of symbols and chapters/symbols.toml differ: "
         f"only in the table {sorted(table - set(forms))}, only in the record {sorted(set(forms) - table)}")
