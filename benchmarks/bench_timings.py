@@ -6,7 +6,9 @@ visible code lines, figures and exercises, and its reading time without and
 with the exercises (``pe_lib.course.display.reading_time`` says how they are
 counted), the totals of each part, and the limits: no page on the path over
 3,000 words, the path under 30,000, the core within 3 hours with its
-exercises. ``--words-only`` stops there (it takes a second).
+exercises. ``--words-only`` stops there (it takes a second);
+``--intro-tables`` prints instead the introduction's two tables of times, to
+paste into ``intro.md`` when a chapter changes.
 
 Then prints each chapter's execution time (top to bottom in a fresh kernel, outputs
 discarded), their total, the time of the unit tests (tests/ and the doctests of
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import subprocess
 import sys
 import time
@@ -103,11 +106,43 @@ def reading_table() -> None:
           f"{rt.SECONDS_PER_FIGURE} s a figure or table, {rt.MINUTES_PER_EXERCISE} min an exercise)\n", flush=True)
 
 
+def chapter_label(path: Path) -> str:
+    """The ``chapter-...`` label that opens a chapter's first Markdown cell."""
+    first = next(cell for cell in nbformat.read(path, as_version=4).cells if cell.cell_type == "markdown")
+    found = re.match(r"\s*\((chapter-[\w-]+)\)=", first.source)
+    if not found:
+        raise ValueError(f"{path.name} does not open with a (chapter-...)= label")
+    return found.group(1)
+
+
+def intro_tables() -> None:
+    """Print the introduction's tables of reading times, as intro.md holds them."""
+    path = rt.reader_path(ROOT)
+    heads = {rt.CORE_PART: ("Core chapter", "The core path"), rt.DEEP_DIVES_PART: ("Deep dive", "Core and deep dives")}
+    running = rt.PageCounts(0, 0, 0, 0)
+    for part, names in path.items():
+        head, total_name = heads[part]
+        print(f":::{{div}} reading-times\n| {head} | Read | With exercises |\n|:--|--:|--:|")
+        for name in names:
+            file = rt.page_file(ROOT, name)
+            counts = rt.page_counts(file)
+            running += counts
+            print(f"| {{ref}}`{chapter_label(file)}` | {rt.format_minutes(counts.reading_minutes())} | "
+                  f"{rt.format_minutes(counts.minutes_with_exercises())} |")
+        print(f"| **{total_name}** | **{rt.format_minutes(running.reading_minutes())}** | "
+              f"**{rt.format_minutes(running.minutes_with_exercises())}** |\n:::\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--skip-suite", action="store_true", help="do not time the whole test suite")
     parser.add_argument("--words-only", action="store_true", help="print the words and reading times only")
+    parser.add_argument("--intro-tables", action="store_true", help="print the introduction's tables of times")
     args = parser.parse_args()
+
+    if args.intro_tables:
+        intro_tables()
+        return
 
     reading_table()
     if args.words_only:

@@ -26,6 +26,8 @@ PATH = rt.reader_path(ROOT)
 CORE, DEEP_DIVES = PATH[rt.CORE_PART], PATH[rt.DEEP_DIVES_PART]
 ON_PATH = ["intro", *CORE, *DEEP_DIVES]
 #: The rows of the introduction's tables of times, and the names of their totals.
+#: What puts the introduction's tables in step with the pages.
+REMEDY = "`python3 tasks.py bench timings --intro-tables` prints the tables to paste into intro.md"
 ROW = re.compile(r"^\|\s*(?P<page>[^|]+?)\s*\|\s*(?P<read>[^|]+?)\s*\|\s*(?P<exercises>[^|]+?)\s*\|\s*$", re.M)
 CORE_TOTAL, WHOLE_TOTAL = "**The core path**", "**Core and deep dives**"
 
@@ -80,16 +82,16 @@ def test_the_introduction_lists_the_path_and_only_the_path():
     pages = [name for name in stated if name.startswith("chapters/")]
     assert pages == CORE + DEEP_DIVES, (
         "the introduction's tables must list the core path, then the deep dives, in _toc.yml's order: "
-        f"they list {pages}, _toc.yml has {CORE + DEEP_DIVES}")
+        f"they list {pages}, _toc.yml has {CORE + DEEP_DIVES}; {REMEDY}")
 
 
 @pytest.mark.parametrize("page", CORE + DEEP_DIVES)
 def test_each_stated_time_is_its_pages(page):
     stated = stated_times().get(page)
-    assert stated, f"the introduction states no time for {page}: its row reads | ... | {describe(counts(page))} |"
+    assert stated, f"the introduction states no time for {page}; {REMEDY}"
     assert not off_by_more_than_a_step(stated, counts(page)), (
         f"intro.md states {stated} minutes for {page}; its page gives {describe(counts(page))} "
-        f"({counts(page)}): put that in its row")
+        f"({counts(page)}); {REMEDY}")
 
 
 @pytest.mark.parametrize("name, pages", [(CORE_TOTAL, CORE), (WHOLE_TOTAL, CORE + DEEP_DIVES)])
@@ -97,7 +99,7 @@ def test_each_stated_total_is_its_pages(name, pages):
     stated = stated_times().get(name)
     assert stated, f"the introduction has no row {name}"
     assert not off_by_more_than_a_step(stated, total(pages)), (
-        f"intro.md states {stated} minutes for {name}; the pages give {describe(total(pages))}")
+        f"intro.md states {stated} minutes for {name}; the pages give {describe(total(pages))}; {REMEDY}")
 
 
 def test_the_introduction_states_the_rates_the_times_are_counted_at():
