@@ -122,7 +122,7 @@ def intro_tables() -> None:
     running = rt.PageCounts(0, 0, 0, 0)
     for part, names in path.items():
         head, total_name = heads[part]
-        print(f":::{{div}} reading-times\n| {head} | Read | With exercises |\n|:--|--:|--:|")
+        print(f"| {head} | Read | With exercises |\n|:--|--:|--:|")
         for name in names:
             file = rt.page_file(ROOT, name)
             counts = rt.page_counts(file)
@@ -130,7 +130,7 @@ def intro_tables() -> None:
             print(f"| {{ref}}`{chapter_label(file)}` | {rt.format_minutes(counts.reading_minutes())} | "
                   f"{rt.format_minutes(counts.minutes_with_exercises())} |")
         print(f"| **{total_name}** | **{rt.format_minutes(running.reading_minutes())}** | "
-              f"**{rt.format_minutes(running.minutes_with_exercises())}** |\n:::\n")
+              f"**{rt.format_minutes(running.minutes_with_exercises())}** |\n")
 
 
 def main() -> None:
