@@ -34,6 +34,7 @@ from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
 
+import pytest
 from nbformat import NotebookNode
 from nbval.plugin import IPyNbCell, IPyNbFile
 
@@ -69,10 +70,16 @@ def compare_figures() -> bool:
     return environment_matches_lock()
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items):
     skipped = ("stderr",) if compare_figures() else ("stderr", *FIGURE_OUTPUTS)
     for notebook in {item.parent for item in items if isinstance(item.parent, IPyNbFile)}:
         notebook.skip_compare = (*notebook.skip_compare, *skipped)
+    # A notebook's cells run in one kernel, in order: `--order shuffle` (pytest-random-order)
+    # may move the notebook among the other modules but never reorders its cells.
+    for item in items:
+        if isinstance(item.parent, IPyNbFile):
+            item.add_marker(pytest.mark.random_order(disabled=True))
 
 
 # --- figures compared by the data they draw -------------------------------------------------

@@ -5,9 +5,14 @@
     python3 tasks.py pdf         the whole book as one PDF, _build/pdf/book.pdf (printed by Chromium)
     python3 tasks.py test        unit, property and doc tests, then every chapter under nbval,
                                  then the layer tests again on Keras's JAX backend
+                                 [--quick: unit, property and doc tests only, for the edit-test loop]
                                  [--other-cpu: the tests and chapters (not the browser's) with
-                                 the BLAS kernels and NumPy's SIMD loops of another processor:
-                                 AVX-512 off where the machine has it, AVX2 off otherwise]
+                                 the BLAS kernels, NumPy's SIMD loops and TensorFlow's matrix
+                                 kernels of another processor]
+                                 [--order reverse | --order shuffle[:SEED]: the same suite in
+                                 another order (modules and tests; a notebook's cells stay in order)]
+                                 [--lowest: the unit, property and doc tests in .venv-lowest, made
+                                 from the lowest versions requirements.txt allows]
     python3 tasks.py lock        recompile requirements.lock from requirements.txt
                                  [--upgrade | --upgrade-package NAME ...]
     python3 tasks.py notebooks   re-execute the chapters in place (after editing one)
@@ -126,12 +131,14 @@ def ensure_environment() -> None:
 
 def lock(*extra: str) -> None:
     """Recompile requirements.lock; pinned versions are kept unless asked to upgrade."""
-    run(
-        PYTHON.parent / "uv", "pip", "compile", REQUIREMENTS.name, "--output-file", LOCK.name,
-        "--python-version", LOCK_PYTHON, "--python-platform", LOCK_PLATFORM,
-        "--custom-compile-command", "python3 tasks.py lock", "--quiet", *extra,
-    )
-    print(f"Wrote {LOCK.name}; the next command installs it.", flush=True)
+    for output, resolution in ((LOCK, ()), (LOWEST_LOCK, ("--resolution", "lowest-direct"))):
+        run(
+            PYTHON.parent / "uv", "pip", "compile", REQUIREMENTS.name, "--output-file", output.name,
+            "--python-version", LOCK_PYTHON, "--python-platform", LOCK_PLATFORM, *resolution,
+            "--custom-compile-command", "python3 tasks.py lock", "--quiet", *extra,
+        )
+    print(f"Wrote {LOCK.name}, which the next command installs, and {LOWEST_LOCK.name}, "
+          "which `test --lowest` does.", flush=True)
 
 
 def book(*extra: str) -> None:
@@ -169,6 +176,12 @@ def other_cpu_environment(flags: set[str] | None = None) -> dict[str, str]:
     'Haswell'
     >>> other_cpu_environment({"avx2"})["NPY_DISABLE_CPU_FEATURES"]
     'X86_V3 AVX2 FMA3'
+
+    TensorFlow computes its matrix products with oneDNN instead of its own kernels
+    (the default on Intel processors), and XLA compiles for a narrower instruction set:
+
+    >>> other_cpu_environment({"avx2"})["TF_ENABLE_ONEDNN_OPTS"]
+    '1'
     """
     flags = cpu_flags() if flags is None else flags
     if "avx512f" in flags:
@@ -177,8 +190,19 @@ def other_cpu_environment(flags: set[str] | None = None) -> dict[str, str]:
             # NumPy 2.4 groups features (X86_V4); older releases name them one by one.
             "NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL AVX512_SPR AVX512F AVX512CD AVX512_SKX "
                                         "AVX512_CLX AVX512_CNL",
+            **OTHER_TENSORFLOW_ARITHMETIC, "XLA_FLAGS": "--xla_cpu_max_isa=AVX2",
         }
-    return {"OPENBLAS_CORETYPE": "Sandybridge", "NPY_DISABLE_CPU_FEATURES": "X86_V3 AVX2 FMA3"}
+    return {"OPENBLAS_CORETYPE": "Sandybridge", "NPY_DISABLE_CPU_FEATURES": "X86_V3 AVX2 FMA3",
+            **OTHER_TENSORFLOW_ARITHMETIC, "XLA_FLAGS": "--xla_cpu_max_isa=SSE4_2"}
+
+
+#: TensorFlow's other matrix kernels. The chapters' kernels run with oneDNN's
+#: optimisations off (KERNEL_ENV), TensorFlow's own Eigen kernels; switched on, the
+#: products of training go through oneDNN's kernels, which sum in another order, as
+#: they do by default on an Intel machine with AVX-512 or AMX. Training amplifies that
+#: last-bit difference into other accuracies, so a trained claim that holds only for
+#: the numbers one machine recorded fails here too.
+OTHER_TENSORFLOW_ARITHMETIC = {"TF_ENABLE_ONEDNN_OPTS": "1"}
 
 
 _SHOW_CPU_PATHS = (
@@ -189,8 +213,37 @@ _SHOW_CPU_PATHS = (
 )
 
 
+#: What ``test --quick`` leaves out: the chapters under nbval, the built book in a browser,
+#: the PDF, the lab, and the grading sandbox's end-to-end runs. What is left (unit,
+#: property and doc tests) is the edit-test loop's; the full command runs everything.
+SLOW_TESTS = ("chapters", "tests/test_book.py", "tests/test_pdf.py", "tests/test_lab.py",
+              "tests/test_assignments.py", "tests/test_fairness.py", "tests/test_red_team.py",
+              "tests/test_grading_as_a_user.py", "tests/test_grading_folders.py",
+              "tests/test_grading_parts.py")
+
+
+def order_options(order: str) -> list[str]:
+    """pytest options that run the suite in a seeded shuffled order.
+
+    ``shuffle`` (seed 1) or ``shuffle:SEED`` shuffles the test modules and the tests
+    inside each (pytest-random-order); a notebook's cells keep their order (conftest.py).
+
+    >>> order_options("shuffle:7")
+    ['--random-order-bucket=module', '--random-order-seed=7']
+    """
+    kind, _, seed = order.partition(":")
+    if kind != "shuffle" or (seed and not seed.isdigit()):
+        raise SystemExit(f"--order takes shuffle or shuffle:SEED (a whole number), not {order!r}")
+    return ["--random-order-bucket=module", f"--random-order-seed={seed or 1}"]
+
+
 def test(*extra: str) -> None:
     """Everything on TensorFlow, then the layer tests on JAX; extra arguments: TensorFlow only.
+
+    ``--quick`` runs the unit, property and doc tests only (:data:`SLOW_TESTS` left out).
+    ``--order shuffle:SEED`` runs the suite in a seeded shuffled order, to show that no
+    test depends on another having run first. ``--lowest`` runs the unit, property and
+    doc tests at the lowest versions that ``requirements.txt`` allows (:func:`lowest`).
 
     ``--other-cpu`` runs the unit, property and doc tests and every chapter under
     nbval (all but the browser's reading of the built book), computing as another
@@ -198,25 +251,72 @@ def test(*extra: str) -> None:
     test nor a committed output depends on the processor that made it. On a
     machine with AVX-512 it runs without it, so the plain run and this one
     cover both sides of the AVX-512 / AVX2 split; it can only switch vector
-    instructions off, never on.
+    instructions off, never on. TensorFlow's oneDNN kernels stand in for another
+    processor's matrix products, so the trained chapters run on other numbers.
     """
-    if "--other-cpu" in extra:
-        rest = [argument for argument in extra if argument != "--other-cpu"]
+    rest = list(extra)
+    options = []
+    if "--order" in rest:
+        at = rest.index("--order")
+        if at + 1 >= len(rest):
+            raise SystemExit("--order takes shuffle or shuffle:SEED")
+        options += order_options(rest[at + 1])
+        del rest[at:at + 2]
+    quick = "--quick" in rest
+    if quick:
+        rest.remove("--quick")
+        options += [f"--ignore={path}" for path in SLOW_TESTS]
+    if "--lowest" in rest:
+        rest.remove("--lowest")
+        lowest(*options, *rest)
+        return
+    # Two workers use both cores; --dist loadscope keeps each notebook (one kernel,
+    # cells in order) and each test module on one worker.
+    pytest = [PYTHON, "-m", "pytest", "-n", "2", "--dist", "loadscope", "--durations=10"]
+    if "--other-cpu" in rest:
+        rest.remove("--other-cpu")
         environment = other_cpu_environment()
         ensure_bubblewrap()
         print("Running the tests and chapters as another processor would:", environment, flush=True)
         run(PYTHON, "-c", _SHOW_CPU_PATHS, env=environment)
-        run(PYTHON, "-m", "pytest", "-v", "-n", "2", "--dist", "loadscope", "--ignore=tests/test_book.py",
-            *rest, env=environment)
+        run(*pytest, "--ignore=tests/test_book.py", "--ignore=tests/test_pdf.py", "--ignore=tests/test_lab.py",
+            *options, *rest, env=environment)
         return
-    ensure_browser()
-    ensure_axe()
-    ensure_bubblewrap()
-    # Two workers use both cores; --dist loadscope keeps each notebook (one kernel,
-    # cells in order) and each test module on one worker.
-    run(PYTHON, "-m", "pytest", "-v", "-n", "2", "--dist", "loadscope", *extra)
-    if not extra:
-        run(PYTHON, "-m", "pytest", "-v", *JAX_TESTS, env={"KERAS_BACKEND": "jax"})
+    if not quick:
+        ensure_browser()
+        ensure_axe()
+        ensure_bubblewrap()
+    run(*pytest, *options, *rest)
+    if not rest:
+        run(PYTHON, "-m", "pytest", "-q", *JAX_TESTS, *options, env={"KERAS_BACKEND": "jax"})
+
+
+#: The environment of the lowest allowed versions, and the lock it installs.
+LOWEST_VENV = ROOT / ".venv-lowest"
+LOWEST_LOCK = ROOT / "requirements-lowest.lock"
+
+
+def lowest(*extra: str) -> None:
+    """The unit, property and doc tests at the lowest versions requirements.txt allows.
+
+    ``requirements-lowest.lock`` pins every direct requirement at the lowest version
+    its range allows (``tasks.py lock`` compiles it with uv's ``--resolution
+    lowest-direct``); it is installed into ``.venv-lowest``. A lower bound the tests
+    fail with is a bound to raise. The chapters are left out: their outputs are the
+    locked versions' (a figure's bytes, a library's repr).
+    """
+    python = LOWEST_VENV / PYTHON.relative_to(VENV)
+    if not python.exists():
+        venv.create(LOWEST_VENV, with_pip=True)
+    if not (LOWEST_VENV / "installed.lock").exists() or \
+            (LOWEST_VENV / "installed.lock").read_text() != LOWEST_LOCK.read_text():
+        run(python, "-m", "pip", "install", "--quiet", "-r", LOWEST_LOCK)
+        (LOWEST_VENV / "installed.lock").write_text(LOWEST_LOCK.read_text())
+    run(python, "-c", "import numpy, keras, tensorflow, jax, mpmath, hypothesis; "
+                      "print('lowest versions:', *(f'{m.__name__} {m.__version__}' for m in "
+                      "(numpy, keras, tensorflow, jax, mpmath, hypothesis)))")
+    run(python, "-m", "pytest", "-n", "2", "--dist", "loadscope",
+        *[f"--ignore={path}" for path in SLOW_TESTS], *extra)
 
 
 def ensure_debian_package(package: str, commands: tuple[str, ...], missing: str) -> None:

@@ -11,13 +11,13 @@ exercises. ``--words-only`` stops there (it takes a second);
 paste into ``intro.md`` when a chapter changes.
 
 Then prints each chapter's execution time (top to bottom in a fresh kernel, outputs
-discarded), their total, the time of the unit tests (tests/ and the doctests of
-pe_lib, without the notebooks), and the time of the whole test command.
+discarded), their total, the time of `tasks.py test --quick` (the unit, property
+and doc tests), and the time of the whole test command.
 
 Targets on a 2-core machine: 40 s for a chapter that trains models, 60 s for
 the real-text chapter, 15 s for any other; the whole test command, as
 `tasks.py test` runs it (every test on two workers, then the layer tests on
-JAX), within 8 minutes.
+JAX), within 8 minutes; `test --quick` within 2 minutes.
 
 Run it with ``python3 tasks.py bench`` (or this file directly, from the
 environment that tasks.py creates).
@@ -39,9 +39,13 @@ from nbclient import NotebookClient
 from pe_lib.course.display import reading_time as rt
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from tasks import SLOW_TESTS  # noqa: E402  (what `test --quick` leaves out)
 TRAINING_TARGET_S = 40.0
 CHAPTER_TARGET_S = 15.0
 SUITE_TARGET_S = 480.0
+#: `tasks.py test --quick`: the unit, property and doc tests, for the edit-test loop.
+QUICK_TARGET_S = 120.0
 #: The chapters that train Keras models, and so have the larger budget.
 TRAINING_CHAPTERS = {"attention_scores", "beyond_sinusoids", "encoder_decoder",
                      "learned_vs_fixed", "rope"}
@@ -159,8 +163,9 @@ def main() -> None:
         print(f"{path.stem:<34}{seconds:9.1f}   {target:g} s: {verdict(seconds, target)}", flush=True)
     print(f"{'all chapters':<34}{total:9.1f}")
 
-    unit, code = pytest_time("tests", "pe_lib", "--ignore=tests/test_book.py")
-    print(f"{'unit, property and doc tests':<34}{unit:9.1f}   {'passed' if code == 0 else 'FAILED'}")
+    quick, code = pytest_time("-n", "2", "--dist", "loadscope", *[f"--ignore={path}" for path in SLOW_TESTS])
+    print(f"{'test --quick (two workers)':<34}{quick:9.1f}   target {QUICK_TARGET_S:g} s: "
+          f"{verdict(quick, QUICK_TARGET_S)}, {'passed' if code == 0 else 'FAILED'}")
     if not args.skip_suite:
         suite, code = pytest_time("-n", "2", "--dist", "loadscope")
         print(f"{'every test, two workers':<34}{suite:9.1f}   {'passed' if code == 0 else 'FAILED'}")

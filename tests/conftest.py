@@ -16,6 +16,7 @@ import threading
 import pytest
 from hypothesis import HealthCheck, settings
 
+from browser import launched_browser
 from classroom.build import build_assignment
 from classroom.masters import ASSIGNMENTS
 
@@ -46,6 +47,13 @@ class Builds:
 def builds(tmp_path_factory):
     """``builds(name)``: the :class:`classroom.build.Built` of assignment ``name``."""
     return Builds(tmp_path_factory.mktemp("assignment-builds"))
+
+@pytest.fixture(scope="module")
+def browser():
+    """Headless Chromium for one test module (see tests/browser.py for why not longer)."""
+    with launched_browser() as launched:
+        yield launched
+
 
 # The script that generated tests/data from Hugging Face transformers runs in an
 # environment of its own; pytest must not import it (its doctests included).

@@ -27,23 +27,11 @@ from pathlib import Path
 from urllib.parse import unquote, urldefrag, urlparse
 
 import pytest
+from browser import require_browser
 from explorable_driver import figure_ids, move_every_slider
 
 ROOT = Path(__file__).resolve().parents[1]
 SCREENSHOTS = ROOT / "_build" / "screenshots"
-CHROMIUM_FLAGS = [
-    "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]
-BROWSER_NAMES = ["chromium", "chromium-browser", "google-chrome", "google-chrome-stable"]
-MAC_CHROME = "/Applications/Google Chrome.app/Contents/MacOS/Google Chrome"
-
-
-def find_browser() -> str | None:
-    found = (shutil.which(name) for name in BROWSER_NAMES)
-    return next((path for path in found if path), MAC_CHROME if Path(MAC_CHROME).exists() else None)
-
-
 @pytest.fixture(scope="session")
 def book(tmp_path_factory) -> Path:
     """Build the whole book with warnings as errors; return its HTML folder."""
@@ -110,31 +98,6 @@ def test_every_internal_link_and_anchor_resolves(book):
                 if fragment not in ids:
                     broken.append(f"{page.relative_to(book)}: {href} (no such anchor)")
     assert not broken, "\n".join(broken)
-
-
-def require_browser(skipped: str = "browser tests skipped on purpose") -> str:
-    """The Chromium to test with; without one, skip on purpose (never under CI) or fail."""
-    executable = find_browser()
-    if executable is None:
-        if os.environ.get("PE_COURSE_SKIP_BROWSER") == "1" and not os.environ.get("CI"):
-            pytest.skip(f"PE_COURSE_SKIP_BROWSER=1: {skipped}")
-        pytest.fail(
-            "No Chromium or Chrome found (looked for " + ", ".join(BROWSER_NAMES) + "). "
-            "Install one (Debian/Ubuntu: apt-get install chromium); "
-            "python3 tasks.py test does this itself when run as root."
-        )
-    return executable
-
-
-@pytest.fixture(scope="session")
-def browser():
-    executable = require_browser()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_FLAGS)
-        yield launched
-        launched.close()
 
 
 # Text a reader sees outside code: raw TeX here means MathJax did not render it.

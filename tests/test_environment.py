@@ -6,6 +6,7 @@ from pathlib import Path
 
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
+from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -94,3 +95,24 @@ def test_other_cpu_settings_change_the_arithmetic_numpy_and_openblas_use():
     if not own[highest]:
         return  # a processor below AVX2: NumPy has no wider loops to leave out
     assert not other[highest], f"NumPy still dispatches {highest} under the other-cpu settings"
+
+
+def test_the_lowest_lock_pins_each_requirement_at_its_lower_bound():
+    """`tasks.py test --lowest` tests what requirements.txt promises at its low end."""
+    lowest = {}
+    for line in (ROOT / "requirements-lowest.lock").read_text().splitlines():
+        match = re.match(r"([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?==(\S+)", line)
+        if match:
+            lowest[canonicalize_name(match.group(1))] = Version(match.group(3))
+    for requirement in ranges():
+        name = canonicalize_name(requirement.name)
+        floors = [Version(spec.version) for spec in requirement.specifier if spec.operator == ">="]
+        assert floors, f"{name} has no lower bound in requirements.txt"
+        pinned = lowest[name]
+        assert requirement.specifier.contains(pinned, prereleases=True)
+        # the lowest release of the bound's own series (1.26 -> 1.26.x): a newer series would mean
+        # the bound is not installable as written, and should be raised
+        assert pinned.release[:len(floors[0].release)] == floors[0].release, (
+            f"requirements-lowest.lock pins {name}=={pinned}, not at its lower bound {floors[0]}: "
+            "raise the bound in requirements.txt, or run python3 tasks.py lock"
+        )

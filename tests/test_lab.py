@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from test_book import CHROMIUM_FLAGS, find_browser, require_browser
+from browser import require_browser
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = ROOT / "chapters"
@@ -124,14 +124,10 @@ def lab(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def page(lab):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=find_browser(), args=CHROMIUM_FLAGS)
-        context = browser.new_context(viewport={"width": 1280, "height": 900})
-        yield context.new_page()
-        browser.close()
+def page(lab, browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    yield context.new_page()
+    context.close()
 
 
 def open_and_run_all(page, lab, chapter: str) -> float:

@@ -44,7 +44,7 @@ def chapter_titles() -> list[str]:
 
 @pytest.fixture(scope="module")
 def pdf(tmp_path_factory):
-    from test_book import require_browser
+    from browser import require_browser
 
     require_browser("the PDF is not printed")
     output = tmp_path_factory.mktemp("pdf")

@@ -86,7 +86,9 @@ def test_yarn_range_at_a_long_context_rounds_its_end_up():
     # Pair i keeps gamma = 1 - (i - 40) / 25 of its rate and takes (1 - gamma) / 4 of it:
     # pair 50 runs at 0.6 + 0.4 / 4 = 0.7 of its rate.
     shares = [1 - Fraction(i - 40, 25) for i in range(41, 64)]
-    expected = [exact[i] * mpmath.mpf(share + (1 - share) / 4) for i, share in zip(range(41, 64), shares)]
+    # mpmath takes a Fraction only from 1.4 on: pass its numerator and denominator.
+    kept = [share + (1 - share) / 4 for share in shares]
+    expected = [exact[i] * mpmath.mpf(k.numerator) / k.denominator for i, k in zip(range(41, 64), kept)]
     assert_within_ulp(rates[41:64], expected, ulp=8)
     assert shares[50 - 41] + (1 - shares[50 - 41]) / 4 == Fraction(7, 10)
 
