@@ -1,6 +1,16 @@
-"""How long the course takes to run, beside its targets.
+"""How long the course takes to read and to run, beside its targets.
 
-Prints each chapter's execution time (top to bottom in a fresh kernel, outputs
+First, for every page on the reader's path (the introduction, the core path and
+the deep dives of ``_toc.yml``) and for Classroom, prints its prose words,
+visible code lines, figures and exercises, and its reading time without and
+with the exercises (``pe_lib.course.display.reading_time`` says how they are
+counted), the totals of each part, and the limits: no page on the path over
+3,000 words, the path under 30,000, the core within 3 hours with its
+exercises. ``--words-only`` stops there (it takes a second);
+``--intro-tables`` prints instead the introduction's two tables of times, to
+paste into ``intro.md`` when a chapter changes.
+
+Then prints each chapter's execution time (top to bottom in a fresh kernel, outputs
 discarded), their total, the time of `tasks.py test --quick` (the unit, property
 and doc tests), and the time of the whole test command.
 
@@ -17,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import subprocess
 import sys
 import time
@@ -24,6 +35,8 @@ from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
+
+from pe_lib.course.display import reading_time as rt
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -63,10 +76,81 @@ def verdict(seconds: float, target: float) -> str:
     return "ok" if seconds <= target else "OVER"
 
 
+def reading_table() -> None:
+    """Print every page's words and reading time, each part's totals, and the limits."""
+    path = rt.reader_path(ROOT)
+    parts = {"Introduction": ["intro"], **path, "For teachers": ["chapters/classroom"]}
+    print(f"{'page':<28}{'words':>7}{'code':>6}{'figs':>6}{'exer':>6}{'read':>12}{'with exer.':>13}")
+    on_path = rt.PageCounts(0, 0, 0, 0)
+    for part, names in parts.items():
+        print(f"{part}:")
+        total = rt.PageCounts(0, 0, 0, 0)
+        for name in names:
+            counts = rt.page_counts(rt.page_file(ROOT, name))
+            total += counts
+            over = "  OVER" if counts.words > rt.PAGE_WORD_LIMIT and part != "For teachers" else ""
+            print(f"  {name.removeprefix('chapters/'):<26}{counts.words:7,d}{counts.code_lines:6d}{counts.figures:6d}"
+                  f"{counts.exercises:6d}{rt.format_minutes(counts.reading_minutes()):>12}"
+                  f"{rt.format_minutes(counts.minutes_with_exercises()):>13}{over}")
+        if part != "For teachers":
+            on_path += total
+        if len(names) > 1:
+            print(f"  {'total':<26}{total.words:7,d}{total.code_lines:6d}{total.figures:6d}{total.exercises:6d}"
+                  f"{rt.format_minutes(total.reading_minutes()):>12}"
+                  f"{rt.format_minutes(total.minutes_with_exercises()):>13}")
+        if part == rt.CORE_PART:
+            minutes = total.minutes_with_exercises()
+            print(f"  core with exercises: {minutes:.0f} min, target {rt.CORE_MINUTES_LIMIT} min: "
+                  f"{verdict(minutes, rt.CORE_MINUTES_LIMIT)}")
+    print(f"reader's path: {on_path.words:,d} words, target under {rt.PATH_WORD_LIMIT:,d}: "
+          f"{'ok' if on_path.words < rt.PATH_WORD_LIMIT else 'OVER'}; "
+          f"{rt.format_minutes(on_path.reading_minutes())} to read, "
+          f"{rt.format_minutes(on_path.minutes_with_exercises())} with the exercises")
+    print(f"(reading at {rt.WORDS_PER_MINUTE} words a minute, {rt.SECONDS_PER_CODE_LINE} s a line of code, "
+          f"{rt.SECONDS_PER_FIGURE} s a figure or table, {rt.MINUTES_PER_EXERCISE} min an exercise)\n", flush=True)
+
+
+def chapter_label(path: Path) -> str:
+    """The ``chapter-...`` label that opens a chapter's first Markdown cell."""
+    first = next(cell for cell in nbformat.read(path, as_version=4).cells if cell.cell_type == "markdown")
+    found = re.match(r"\s*\((chapter-[\w-]+)\)=", first.source)
+    if not found:
+        raise ValueError(f"{path.name} does not open with a (chapter-...)= label")
+    return found.group(1)
+
+
+def intro_tables() -> None:
+    """Print the introduction's tables of reading times, as intro.md holds them."""
+    path = rt.reader_path(ROOT)
+    heads = {rt.CORE_PART: ("Core chapter", "The core path"), rt.DEEP_DIVES_PART: ("Deep dive", "Core and deep dives")}
+    running = rt.PageCounts(0, 0, 0, 0)
+    for part, names in path.items():
+        head, total_name = heads[part]
+        print(f"| {head} | Read | With exercises |\n|:--|--:|--:|")
+        for name in names:
+            file = rt.page_file(ROOT, name)
+            counts = rt.page_counts(file)
+            running += counts
+            print(f"| {{ref}}`{chapter_label(file)}` | {rt.format_minutes(counts.reading_minutes())} | "
+                  f"{rt.format_minutes(counts.minutes_with_exercises())} |")
+        print(f"| **{total_name}** | **{rt.format_minutes(running.reading_minutes())}** | "
+              f"**{rt.format_minutes(running.minutes_with_exercises())}** |\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--skip-suite", action="store_true", help="do not time the whole test suite")
+    parser.add_argument("--words-only", action="store_true", help="print the words and reading times only")
+    parser.add_argument("--intro-tables", action="store_true", help="print the introduction's tables of times")
     args = parser.parse_args()
+
+    if args.intro_tables:
+        intro_tables()
+        return
+
+    reading_table()
+    if args.words_only:
+        return
 
     print(f"{'chapter':<34}{'seconds':>9}   target")
     total = 0.0

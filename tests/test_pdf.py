@@ -32,7 +32,7 @@ SCREEN_ONLY = [r"\b(?:Move|Drag|move|drag) the\b(?: \w+)? sliders?\b", r"Show co
 
 def chapter_titles() -> list[str]:
     """Each chapter's title, from its notebook's first heading, in the order of _toc.yml."""
-    files = re.findall(r"file: (chapters/\w+)", (ROOT / "_toc.yml").read_text())
+    files = re.findall(r"^\s*- file: (chapters/\w+)", (ROOT / "_toc.yml").read_text(), flags=re.M)  # not commented out
     titles = []
     for name in files:
         cells = json.loads((ROOT / f"{name}.ipynb").read_text(encoding="utf-8"))["cells"]

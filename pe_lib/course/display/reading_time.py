@@ -1,0 +1,344 @@
+r"""How long a page of the book takes to read, counted from its source.
+
+A page is a chapter notebook or a Markdown page such as ``intro.md``. What a
+reader spends time on is counted from what the page shows:
+
+- **prose words**: the words of its Markdown (admonitions, captions and
+  tables included), leaving out display and inline mathematics, fenced code,
+  directive options (``:alt:``, ``:name:``, ``:class:``), labels and comments.
+  A role (a glued number, a link, a citation) and a span of inline code count
+  as one word each, a link that gives its own text as the words of that text;
+- **visible code lines**: the non-blank lines of the code cells the book shows
+  (neither removed nor folded: no ``remove-cell``, ``remove-input``,
+  ``hide-input`` or ``hide-cell`` tag), of code fences in the Markdown, and of
+  the code a ``literalinclude`` puts on the page;
+- **figures**: each ``{glue:figure}``, ``{figure}`` and ``{image}``, and each
+  glued table (``{glue:md}``), whose words the prose count does not see;
+- **exercises**: each admonition whose title starts with "Exercise".
+
+The time to read a page is
+
+.. math::
+
+   \frac{\text{words}}{200\ \text{per minute}}
+   + \text{code lines} \times 4\ \text{s}
+   + \text{figures} \times 30\ \text{s},
+
+and with its exercises, 5 minutes more for each exercise (to try it and read
+its solution, whose words are already counted). 200 words a minute is a careful
+pace for technical prose, below the 238 that Brysbaert (2019) measured for
+reading non-fiction; a line of code is read more slowly than a line of prose.
+
+>>> text = '''(chapter-x)=
+... # A title
+...
+... The rate $\\omega_i$ of pair {eval}`pair` turns:
+...
+... $$
+... \\omega_i = N^{-2i/D}
+... $$ (eq-rate)
+... '''
+>>> prose_words(text)
+8
+>>> counts = PageCounts(words=1000, code_lines=30, figures=4, exercises=3)
+>>> counts.reading_minutes(), counts.minutes_with_exercises()
+(9.0, 24.0)
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+#: A careful reading pace for technical prose, in words per minute.
+WORDS_PER_MINUTE = 200
+#: Time to read one visible line of code, in seconds.
+SECONDS_PER_CODE_LINE = 4
+#: Time to look at one figure or glued table, in seconds.
+SECONDS_PER_FIGURE = 30
+#: Time to try one exercise and read its solution, in minutes.
+MINUTES_PER_EXERCISE = 5
+
+#: Times are stated to the nearest this many minutes.
+ROUNDING_MINUTES = 5
+#: No page on the reader's path holds more prose words than this.
+PAGE_WORD_LIMIT = 3000
+#: The reader's path (introduction, core and deep dives) holds fewer prose words than this.
+PATH_WORD_LIMIT = 30000
+#: The core path, exercises included, takes at most this many minutes.
+CORE_MINUTES_LIMIT = 180
+
+#: The parts of ``_toc.yml`` that make the reader's path, in order.
+CORE_PART = "Core path"
+DEEP_DIVES_PART = "Deep dives"
+
+#: Cell tags that keep a code cell's source off the page, or folded.
+HIDDEN_CODE_TAGS = frozenset({"remove-cell", "remove-input", "hide-input", "hide-cell"})
+#: Directives whose body is code, data or options, never prose.
+CODE_DIRECTIVES = frozenset({"code", "code-block", "code-cell", "sourcecode", "literalinclude", "math", "raw",
+                             "eval-rst", "glue", "glue:any", "glue:md", "glue:text", "glue:math", "bibliography",
+                             "tableofcontents", "toctree", "include"})
+#: Directives drawn as a figure or a table.
+FIGURE_DIRECTIVES = frozenset({"glue:figure", "figure", "image", "glue:md"})
+#: Directives whose argument is a title the reader reads.
+TITLED_DIRECTIVES = frozenset({"admonition", "topic", "sidebar", "dropdown", "exercise", "solution"})
+
+_WORD = re.compile(r"[A-Za-z0-9][\w'’-]*")
+_FENCE = re.compile(r"^\s{0,3}(?P<fence>`{3,}|:{3,})(?P<info>[^`]*)$")
+_DIRECTIVE = re.compile(r"^\{(?P<name>[\w:.-]+)\}\s*(?P<argument>.*)$")
+_OPTION = re.compile(r"^\s*:[\w-]+:")
+
+
+@dataclass(frozen=True)
+class PageCounts:
+    """What one page asks of its reader: words, code lines, figures and exercises.
+
+    >>> PageCounts(words=400, code_lines=0, figures=0, exercises=1).minutes_with_exercises()
+    7.0
+    """
+
+    words: int
+    code_lines: int
+    figures: int
+    exercises: int
+
+    def reading_minutes(self) -> float:
+        """Minutes to read the page: its words, code lines and figures."""
+        return (self.words / WORDS_PER_MINUTE + self.code_lines * SECONDS_PER_CODE_LINE / 60
+                + self.figures * SECONDS_PER_FIGURE / 60)
+
+    def minutes_with_exercises(self) -> float:
+        """Minutes to read the page and do its exercises."""
+        return self.reading_minutes() + self.exercises * MINUTES_PER_EXERCISE
+
+    def __add__(self, other: PageCounts) -> PageCounts:
+        return PageCounts(self.words + other.words, self.code_lines + other.code_lines,
+                          self.figures + other.figures, self.exercises + other.exercises)
+
+
+@dataclass
+class _Tally:
+    prose: list[str]
+    code_lines: int = 0
+    figures: int = 0
+    exercises: int = 0
+
+
+def prose_words(markdown: str) -> int:
+    """The number of prose words in ``markdown`` (see the module's rules).
+
+    >>> prose_words("See {ref}`chapter-rope` and `pe_lib.rope`, or $x_i + 1$.")
+    5
+    >>> prose_words(":::{admonition} Exercise 1\\n:class: dropdown\\nTwo words.\\n:::")
+    4
+    """
+    tally = _Tally(prose=[])
+    _read_markdown(markdown.splitlines(), tally, folder=None)
+    return _count_words("\n".join(tally.prose))
+
+
+def page_counts(path: str | Path) -> PageCounts:
+    """Count the words, visible code lines, figures and exercises of one page.
+
+    ``path`` is a notebook (``.ipynb``) or a Markdown page (``.md``); files
+    named by ``literalinclude`` are read relative to its folder.
+    """
+    path = Path(path)
+    tally = _Tally(prose=[])
+    if path.suffix == ".md":
+        _read_markdown(path.read_text(encoding="utf-8").splitlines(), tally, folder=path.parent)
+    elif path.suffix == ".ipynb":
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        for cell in cells:
+            source = "".join(cell["source"])
+            if cell["cell_type"] == "markdown":
+                _read_markdown(source.splitlines(), tally, folder=path.parent)
+            elif cell["cell_type"] == "code" and not HIDDEN_CODE_TAGS & set(cell["metadata"].get("tags", [])):
+                tally.code_lines += _non_blank(source.splitlines())
+    else:
+        raise ValueError(f"path must be a .ipynb notebook or a .md page, got {str(path)!r}")
+    return PageCounts(words=_count_words("\n".join(tally.prose)), code_lines=tally.code_lines,
+                      figures=tally.figures, exercises=tally.exercises)
+
+
+def format_minutes(minutes: float) -> str:
+    """``minutes`` to the nearest :data:`ROUNDING_MINUTES`, as the introduction states it.
+
+    >>> format_minutes(42.4), format_minutes(187.6), format_minutes(120)
+    ('40 min', '3 h 10 min', '2 h')
+    """
+    rounded = ROUNDING_MINUTES * round(minutes / ROUNDING_MINUTES)
+    hours, rest = divmod(rounded, 60)
+    if not hours:
+        return f"{rest} min"
+    return f"{hours} h" + (f" {rest} min" if rest else "")
+
+
+def parse_minutes(text: str) -> int:
+    """The minutes of a time written as :func:`format_minutes` writes it.
+
+    >>> parse_minutes("3 h 10 min"), parse_minutes("40 min"), parse_minutes("2 h")
+    (190, 40, 120)
+    """
+    match = re.fullmatch(r"\s*(?:(\d+)\s*h)?\s*(?:(\d+)\s*min)?\s*", text)
+    if not match or not any(match.groups()):
+        raise ValueError(f"text must be a time such as '1 h 5 min' or '40 min', got {text!r}")
+    return 60 * int(match.group(1) or 0) + int(match.group(2) or 0)
+
+
+def reader_path(root: str | Path) -> dict[str, list[str]]:
+    """The pages of the reader's path, from ``root/_toc.yml``, by part.
+
+    Returns ``{"Core path": [...], "Deep dives": [...]}``, each a list of page
+    names as the table of contents writes them (``chapters/rope``), in order.
+    Lines commented out in ``_toc.yml`` are not pages.
+    """
+    import yaml
+
+    toc = yaml.safe_load((Path(root) / "_toc.yml").read_text(encoding="utf-8"))
+    parts = {part.get("caption"): [chapter["file"] for chapter in part.get("chapters", [])]
+             for part in toc.get("parts", [])}
+    missing = [name for name in (CORE_PART, DEEP_DIVES_PART) if name not in parts]
+    if missing:
+        raise ValueError(f"_toc.yml has no part captioned {missing}; its parts are {sorted(map(str, parts))}")
+    return {CORE_PART: parts[CORE_PART], DEEP_DIVES_PART: parts[DEEP_DIVES_PART]}
+
+
+def page_file(root: str | Path, name: str) -> Path:
+    """The file of a page named as in ``_toc.yml`` (``chapters/rope`` or ``intro``)."""
+    for suffix in (".ipynb", ".md"):
+        candidate = Path(root) / f"{name}{suffix}"
+        if candidate.exists():
+            return candidate
+    raise FileNotFoundError(f"_toc.yml names {name!r}, but neither {name}.ipynb nor {name}.md exists")
+
+
+def _count_words(text: str) -> int:
+    text = re.sub(r"\$\$.*?\$\$(?:[ \t]*\([\w:-]+\))?", " ", text, flags=re.S)  # display mathematics
+    text = re.sub(r"<!--.*?-->", " ", text, flags=re.S)
+    text = re.sub(r"^\s*\([\w:-]+\)=\s*$", " ", text, flags=re.M)  # labels
+    text = re.sub(r"^\s*%.*$", " ", text, flags=re.M)  # MyST comments
+    text = re.sub(r"\{[\w:.-]+\}`([^`]*?)\s*<[^<>`]+>`", r" \1 ", text)  # a role with its own text
+    text = re.sub(r"\{[\w:.-]+\}`[^`]*`", " ROLE ", text)  # any other role: one word
+    text = re.sub(r"`[^`]+`", " CODE ", text)  # inline code: one word
+    text = re.sub(r"(?<![\\$])\$(?!\$)[^$]+?(?<!\\)\$", " ", text, flags=re.S)  # inline mathematics
+    text = re.sub(r"!\[[^\]]*\]\([^)]*\)", " ", text)  # an image's alt text
+    text = re.sub(r"\]\([^)]*\)", "] ", text)  # a link's address
+    text = re.sub(r"\]\{[^}]*\}", "] ", text)  # a span's classes
+    text = re.sub(r"<[^>\n]+>", " ", text)  # HTML tags
+    return len(_WORD.findall(text))
+
+
+def _non_blank(lines: list[str]) -> int:
+    return sum(1 for line in lines if line.strip())
+
+
+def _read_markdown(lines: list[str], tally: _Tally, folder: Path | None) -> None:
+    """Add the prose, code lines, figures and exercises of Markdown ``lines`` to ``tally``."""
+    index = 0
+    while index < len(lines):
+        opening = _FENCE.match(lines[index])
+        if not opening:
+            tally.prose.append(lines[index])
+            index += 1
+            continue
+        fence = opening.group("fence")
+        close = re.compile(rf"^\s{{0,3}}{re.escape(fence[0])}{{{len(fence)},}}\s*$")
+        end = next((j for j in range(index + 1, len(lines)) if close.match(lines[j])), len(lines))
+        _read_block(opening.group("info").strip(), lines[index + 1:end], tally, folder)
+        index = end + 1
+
+
+def _read_block(info: str, body: list[str], tally: _Tally, folder: Path | None) -> None:
+    directive = _DIRECTIVE.match(info)
+    if not directive:  # a code fence: ```python, ```bash, or none
+        tally.code_lines += _non_blank(body)
+        return
+    name, argument = directive.group("name"), directive.group("argument").strip()
+    options, content = _split_options(body)
+    if name in FIGURE_DIRECTIVES:
+        tally.figures += 1
+    if name == "admonition" and argument.lower().startswith("exercise"):
+        tally.exercises += 1
+    if name == "literalinclude":
+        tally.code_lines += _non_blank(_included_lines(argument, options, folder))
+    if name in CODE_DIRECTIVES:
+        return
+    if name in TITLED_DIRECTIVES and argument:
+        tally.prose.append(argument)
+    _read_markdown(content, tally, folder)
+
+
+def _split_options(body: list[str]) -> tuple[dict[str, str], list[str]]:
+    """A directive's options (``:key: value`` lines, or a ``---`` block) and its content."""
+    options: dict[str, str] = {}
+    if body and body[0].strip() == "---":
+        end = next((j for j in range(1, len(body)) if body[j].strip() == "---"), 0)
+        for line in body[1:end]:
+            key, _, value = line.partition(":")
+            options[key.strip()] = value.strip()
+        return options, body[end + 1:]
+    index = 0
+    while index < len(body) and _OPTION.match(body[index]):
+        key, _, value = body[index].strip()[1:].partition(":")
+        options[key] = value.strip()
+        index += 1
+    return options, body[index:]
+
+
+def _included_lines(argument: str, options: dict[str, str], folder: Path | None) -> list[str]:
+    """The lines a ``literalinclude`` shows, as Sphinx selects them: ``pyobject``,
+    then ``start-at``/``start-after``, ``end-at``/``end-before``, then ``lines``."""
+    if folder is None:
+        raise ValueError(f"a literalinclude of {argument!r} needs the page's folder to find its file")
+    path = (folder / argument).resolve()
+    if not path.exists():
+        raise FileNotFoundError(f"literalinclude names {argument!r}, which is not a file ({path})")
+    lines = path.read_text(encoding="utf-8").splitlines()
+    if "pyobject" in options:
+        first, last = _object_lines(path, options["pyobject"])
+        lines = lines[first - 1:last]
+    for key, keep_match in (("start-at", True), ("start-after", False)):
+        if key in options:
+            found = next((j for j, line in enumerate(lines) if options[key] in line), None)
+            if found is None:
+                raise ValueError(f"literalinclude {argument!r}: {key} {options[key]!r} is not in the lines shown")
+            lines = lines[found if keep_match else found + 1:]
+    for key, keep_match in (("end-at", True), ("end-before", False)):
+        if key in options:
+            found = next((j for j, line in enumerate(lines) if options[key] in line), None)
+            if found is None:
+                raise ValueError(f"literalinclude {argument!r}: {key} {options[key]!r} is not in the lines shown")
+            lines = lines[:found + 1 if keep_match else found]
+    if "lines" in options:
+        lines = [lines[j] for j in _line_numbers(options["lines"], len(lines))]
+    return lines
+
+
+def _object_lines(path: Path, dotted: str) -> tuple[int, int]:
+    """First and last line (1-based) of the class or function ``dotted`` in ``path``."""
+    scope: list[ast.stmt] = ast.parse(path.read_text(encoding="utf-8")).body
+    node = None
+    for part in dotted.split("."):
+        node = next((n for n in scope if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                     and n.name == part), None)
+        if node is None:
+            raise ValueError(f"literalinclude: {dotted!r} is not defined in {path.name}")
+        scope = node.body
+    return node.lineno, node.end_lineno
+
+
+def _line_numbers(spec: str, count: int) -> list[int]:
+    """0-based indices of a Sphinx ``:lines:`` option such as ``1,3-`` among ``count`` lines."""
+    chosen = []
+    for piece in spec.split(","):
+        piece = piece.strip()
+        if "-" in piece:
+            start, _, stop = piece.partition("-")
+            chosen += range(int(start or 1) - 1, int(stop) if stop else count)
+        else:
+            chosen.append(int(piece) - 1)
+    return [j for j in chosen if 0 <= j < count]
