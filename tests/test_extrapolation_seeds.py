@@ -36,3 +36,42 @@ def test_the_recorded_file_holds_every_seed_and_method_as_counts():
             assert right.denominator == 1 and 0 <= right <= TEST_SEQUENCES
             if row["method"] == "none":  # mirror pairs get one answer
                 assert accuracy == 0.5
+
+
+RECIPES_RECORDED = RECORDED.with_name(seeds.RECIPES_FILE_NAME)
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, "0"])
+def test_recipe_rows_refuses_a_bad_seed_before_training(bad):
+    with pytest.raises((ValueError, TypeError), match="seed"):
+        seeds.recipe_rows(bad)
+
+
+def test_the_recorded_recipes_hold_every_seed_and_recipe_as_counts():
+    metadata, rows = read_results(RECIPES_RECORDED)
+    assert metadata["command"] == "python3 tasks.py experiment extrapolation-seeds --recipes"
+    assert [int(s) for s in metadata["seeds"].split()] == [0, 1, 2, 3, 4]
+    assert seeds.RECIPES == ("rope", "rope_pi", "rope_ntk", "rope_yarn", "rope_yarn_paper", "rope_dynamic")
+    assert sorted((row["seed"], row["recipe"]) for row in rows) == sorted(
+        (seed, recipe) for seed in range(5) for recipe in seeds.RECIPES)
+    found = {(row["seed"], row["recipe"]): row for row in rows}
+    for row in rows:
+        for length in seeds.TEST_LENGTHS:
+            right = Fraction(row[f"accuracy_{length}"]).limit_denominator(1000) * TEST_SEQUENCES
+            assert right.denominator == 1 and 0 <= right <= TEST_SEQUENCES
+    for seed in range(5):
+        # exact identities, whatever the training: dynamic NTK (factor 1) is
+        # plain RoPE up to L and NTK-aware scaling with s = 64 / 16 at 64 steps
+        assert found[seed, "rope_dynamic"]["accuracy_16"] == found[seed, "rope"]["accuracy_16"]
+        assert found[seed, "rope_dynamic"]["accuracy_64"] == found[seed, "rope_ntk"]["accuracy_64"]
+
+
+def test_the_rope_rows_of_both_files_are_one_model():
+    """Both files train the same RoPE model per seed, so its plain accuracies agree exactly."""
+    _, plain = read_results(RECORDED)
+    _, recipes = read_results(RECIPES_RECORDED)
+    for seed in range(5):
+        one = next(row for row in plain if row["seed"] == seed and row["method"] == "rope")
+        other = next(row for row in recipes if row["seed"] == seed and row["recipe"] == "rope")
+        assert [one[f"accuracy_{n}"] for n in seeds.TEST_LENGTHS] == [
+            other[f"accuracy_{n}"] for n in seeds.TEST_LENGTHS]

@@ -8,7 +8,9 @@ method, its accuracy at each test length, empty where the model refuses the
 input (:func:`extrapolation_rows`). The file starts with ``#`` lines naming
 the command that made it; :func:`pe_lib.course.order.seeds.read_rows` reads
 it back. Options: ``--seeds 0 1 2 3 4`` (the default), ``--out FOLDER``
-(default ``chapters/data``).
+(default ``chapters/data``), ``--recipes``: instead, train the RoPE model of
+each seed and test it with every context-extension recipe of Longer
+contexts (:func:`recipe_rows`), into ``context_extension_seeds.csv``.
 """
 
 from __future__ import annotations
@@ -28,6 +30,11 @@ TRAIN_LENGTH, TEST_LENGTHS = 16, (16, 32, 64)
 
 DEFAULT_FOLDER = Path(__file__).resolve().parents[3] / "chapters" / "data"
 FILE_NAME = "extrapolation_seeds.csv"
+RECIPES_FILE_NAME = "context_extension_seeds.csv"
+#: Longer contexts' recipes: the fixed ones at scale 4, chosen for 64 steps;
+#: dynamic NTK with its default factor 1, taking its scale from the length.
+FIXED_RECIPES, RECIPE_SCALE = ("rope_pi", "rope_ntk", "rope_yarn", "rope_yarn_paper"), 4.0
+RECIPES = ("rope", *FIXED_RECIPES, "rope_dynamic")
 
 
 def extrapolation_rows(seed: int) -> list[dict]:
@@ -46,12 +53,33 @@ def extrapolation_rows(seed: int) -> list[dict]:
     return rows
 
 
+def recipe_rows(seed: int) -> list[dict]:
+    """Longer contexts' experiment with ``seed``: one row per recipe.
+
+    The RoPE model of :func:`extrapolation_rows` is trained once and tested
+    with each recipe of :data:`RECIPES`; each row holds ``seed``,
+    ``recipe`` and ``accuracy_L`` for each test length ``L``.
+    """
+    from pe_lib.course.extrapolation.experiment import evaluate_with_scaling, run_extrapolation
+
+    run = run_extrapolation("rope", train_length=TRAIN_LENGTH, test_lengths=TEST_LENGTHS, seed=seed)
+    accuracy = {"rope": run.accuracy}
+    for recipe in FIXED_RECIPES:
+        accuracy[recipe] = evaluate_with_scaling(run, recipe, TEST_LENGTHS, scale=RECIPE_SCALE)
+    accuracy["rope_dynamic"] = evaluate_with_scaling(run, "rope_dynamic", TEST_LENGTHS)
+    return [{"seed": seed, "recipe": recipe,
+             **{f"accuracy_{length}": accuracy[recipe][length] for length in TEST_LENGTHS}}
+            for recipe in RECIPES]
+
+
 def main(argv=None, *, command: str | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(prog="python3 tasks.py experiment extrapolation-seeds",
                                      description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     parser.add_argument("--out", type=Path, default=DEFAULT_FOLDER, help="folder of the CSV file")
+    parser.add_argument("--recipes", action="store_true",
+                        help=f"test each seed's RoPE model with every recipe, into {RECIPES_FILE_NAME}")
     args = parser.parse_args(argv)
     if len(set(args.seeds)) != len(args.seeds):
         parser.error(f"--seeds must be distinct, got {args.seeds}")
@@ -62,10 +90,12 @@ def main(argv=None, *, command: str | None = None) -> None:
               "seeds": " ".join(map(str, args.seeds))}
     began = time.perf_counter()
     rows = []
+    make_rows = recipe_rows if args.recipes else extrapolation_rows
     for seed in args.seeds:
-        rows += extrapolation_rows(seed)
+        rows += make_rows(seed)
         print(f"seed {seed}: {time.perf_counter() - began:.0f} s", flush=True)
-    write_results(args.out / FILE_NAME, rows, header, columns=list(rows[0]))
+    name = RECIPES_FILE_NAME if args.recipes else FILE_NAME
+    write_results(args.out / name, rows, header, columns=list(rows[0]))
 
 
 if __name__ == "__main__":
