@@ -646,7 +646,8 @@ EXPLORABLE_PAGES = {
     "periodicity": ["explorable-clocks"],
     "equations": ["explorable-wavelengths"],
     "properties": ["explorable-dot-product"],
-    "rope": ["explorable-rope", "explorable-context-extension"],
+    "rope": ["explorable-rope"],
+    "context_extension": ["explorable-context-extension"],
 }
 #: How many sliders each figure has.
 EXPLORABLE_SLIDERS = {"explorable-clocks": 1, "explorable-wavelengths": 2, "explorable-dot-product": 2,
