@@ -3,10 +3,10 @@
 :func:`order_classifier` builds the model: token embeddings (plus a
 sinusoidal or learned position table, or nothing), one or more
 encoder blocks (:func:`encoder_block`), an average over the steps and one
-logit. :func:`run_order_experiments`
-trains one such model per kind of positions on
-:func:`pe_lib.course.order.tasks.marker_order_task` and measures each one's accuracy
-at the training length and at other lengths.
+logit. :func:`train_side_by_side` trains several such models on the same
+batches; :func:`run_order_experiments` trains one per kind of positions on
+:func:`pe_lib.course.order.tasks.marker_order_task` with it and measures each
+one's accuracy at the training length and at other lengths.
 
 Without positions every layer treats the steps as an unordered set, so the
 model answers both rows of a mirror pair alike and scores exactly one half.
@@ -169,6 +169,64 @@ def order_accuracy(model: keras.Model, tokens: np.ndarray, labels: np.ndarray) -
     return float(np.mean((logits > 0) == (labels == 1)))
 
 
+def train_side_by_side(
+    models: dict[str, keras.Model],
+    tokens: np.ndarray,
+    labels: np.ndarray,
+    *,
+    epochs: int,
+    batch_size: int,
+    learning_rate: float = _DEFAULT_LEARNING_RATE,
+    decay_steps: int | None = None,
+    seed: int = 0,
+) -> dict[str, tuple[float, ...]]:
+    """Train one-logit models on the same batches, as the branches of one model.
+
+    The loss is the sum of the models' binary cross-entropies. They share no
+    weight, so the gradient for each weight is that of its own model's loss,
+    and Adam steps each weight from its own history: every model learns as
+    it would alone, while the training step is compiled once for all. The
+    learning rate falls to zero along a cosine over ``decay_steps`` (by
+    default, every step of the training).
+
+    Returns:
+        Each model's training accuracy after each epoch, by name.
+
+    Example:
+        >>> tokens, labels = marker_order_task(32, 12, seed=0)
+        >>> history = train_side_by_side({"none": order_classifier("none")},
+        ...                              tokens, labels, epochs=2, batch_size=32)
+        >>> {name: len(accuracy) for name, accuracy in history.items()}
+        {'none': 2}
+    """
+    epochs = require_int("epochs", epochs, minimum=1)
+    batch_size = require_int("batch_size", batch_size, minimum=1)
+    seed = require_int("seed", seed, minimum=0)
+    if decay_steps is None:
+        decay_steps = epochs * -(-len(tokens) // batch_size)
+    optimizer = _adam(learning_rate, decay_steps)
+
+    inputs = keras.Input(shape=(None,), dtype="int32", name="tokens")
+    branches = keras.Model(
+        inputs, {name: model(inputs) for name, model in models.items()})
+    branches.compile(
+        optimizer=optimizer,
+        loss={name: keras.losses.BinaryCrossentropy(from_logits=True)
+              for name in models},
+        metrics={name: [keras.metrics.BinaryAccuracy(threshold=0.0,
+                                                     name="accuracy")]
+                 for name in models},
+    )
+    keras.utils.set_random_seed(seed)
+    history = branches.fit(
+        tokens, {name: labels for name in models},
+        batch_size=batch_size, epochs=epochs, shuffle=True, verbose=0,
+    ).history
+    return {name: tuple(float(value) for value in
+                        history.get(f"{name}_accuracy", history.get("accuracy")))
+            for name in models}
+
+
 @dataclasses.dataclass(frozen=True)
 class OrderRun:
     """What :func:`run_order_experiment` returns.
@@ -229,11 +287,8 @@ def run_order_experiments(
     learning rate decays to zero over the training steps unless
     ``decay_steps`` is given.
 
-    The models are trained side by side, as the branches of one Keras model
-    whose loss is the sum of theirs: the branches share no weight, and Adam
-    updates each weight from its own gradient, so every model is trained as
-    it would be alone, on the same batches, while the training step is
-    compiled once instead of once per model.
+    The models are trained side by side by :func:`train_side_by_side`, on
+    the same batches, each as it would be alone.
 
     Args:
         methods: some of ``"sinusoidal"``, ``"learned"`` and ``"none"``, each once.
@@ -278,31 +333,21 @@ def run_order_experiments(
         if method == "learned" else None
         for method, model in models.items()
     }
-    tokens = keras.Input(shape=(None,), dtype="int32", name="tokens")
-    side_by_side = keras.Model(tokens, {method: model(tokens) for method, model in models.items()})
-    side_by_side.compile(
-        optimizer=_adam(
-            model_options.get("learning_rate", _DEFAULT_LEARNING_RATE), model_options["decay_steps"]
-        ),
-        loss={method: keras.losses.BinaryCrossentropy(from_logits=True) for method in methods},
-        metrics={method: [keras.metrics.BinaryAccuracy(threshold=0.0, name="accuracy")] for method in methods},
-    )
     train_tokens, train_labels = marker_order_task(pairs, train_length, seed=train_seed)
-    keras.utils.set_random_seed(seed)
-    history = side_by_side.fit(
-        train_tokens, {method: train_labels for method in methods},
-        batch_size=batch_size, epochs=epochs, shuffle=True, verbose=0,
+    history = train_side_by_side(
+        models, train_tokens, train_labels, epochs=epochs, batch_size=batch_size,
+        learning_rate=model_options.get("learning_rate", _DEFAULT_LEARNING_RATE),
+        decay_steps=model_options["decay_steps"], seed=seed,
     )
     tests = [(length, *marker_order_task(test_pairs, length, seed=_data_seed(seed, 1, length)))
              for length in test_lengths]
     runs = {}
     for method, model in models.items():
-        accuracy_key = f"{method}_accuracy" if f"{method}_accuracy" in history.history else "accuracy"
         runs[method] = OrderRun(
             method=method,
             model=model,
             trainable_parameters=int(sum(np.prod(weight.shape) for weight in model.trainable_weights)),
-            train_accuracy=tuple(float(value) for value in history.history[accuracy_key]),
+            train_accuracy=history[method],
             test_accuracy={length: order_accuracy(model, test_tokens, test_labels)
                            for length, test_tokens, test_labels in tests},
             initial_position_table=initial_tables[method],

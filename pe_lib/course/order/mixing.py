@@ -22,7 +22,7 @@ import numpy as np
 import pe_lib
 from pe_lib.layers import PositionalEncoding
 from pe_lib._checks import require_choice, require_int
-from pe_lib.course.order.classifier import encoder_block
+from pe_lib.course.order.classifier import encoder_block, train_side_by_side
 from pe_lib.course.order.tasks import marker_order_task
 
 #: How a front end combines token vectors and position codes.
@@ -170,10 +170,10 @@ def run_mixing_experiment(
 ) -> dict[str, MixingRun]:
     """Train one :func:`mixing_classifier` per variant on the same batches, and test each.
 
-    The models are the branches of one Keras model whose loss is the sum of
-    theirs; they share no weight, so each learns as it would alone, and the
-    training step is compiled once. The learning rate falls to zero along a
-    cosine.
+    The models are trained side by side by
+    :func:`pe_lib.course.order.classifier.train_side_by_side`, on the same
+    batches, each as it would be alone; the learning rate falls to zero along
+    a cosine.
 
     Args:
         variants: a name for each model, with the keyword arguments of
@@ -202,17 +202,9 @@ def run_mixing_experiment(
     train_seed, test_seed = (int(child.generate_state(1)[0]) for child in np.random.SeedSequence(seed).spawn(2))
 
     models = {name: mixing_classifier(**options, max_length=length, seed=seed) for name, options in variants.items()}
-    tokens = keras.Input(shape=(None,), dtype="int32", name="tokens")
-    side_by_side = keras.Model(tokens, {name: model(tokens) for name, model in models.items()})
-    steps = epochs * -(-2 * pairs // batch_size)
-    side_by_side.compile(
-        optimizer=keras.optimizers.Adam(keras.optimizers.schedules.CosineDecay(learning_rate, steps)),
-        loss={name: keras.losses.BinaryCrossentropy(from_logits=True) for name in models},
-    )
     train_tokens, train_labels = marker_order_task(pairs, length, seed=train_seed)
-    keras.utils.set_random_seed(seed)
-    side_by_side.fit(train_tokens, {name: train_labels for name in models},
-                     batch_size=batch_size, epochs=epochs, shuffle=True, verbose=0)
+    train_side_by_side(models, train_tokens, train_labels, epochs=epochs,
+                       batch_size=batch_size, learning_rate=learning_rate, seed=seed)
 
     test_tokens, test_labels = marker_order_task(test_pairs, length, seed=test_seed)
     runs = {}
