@@ -315,8 +315,8 @@ def lowest(*extra: str) -> None:
     run(python, "-c", "import numpy, keras, tensorflow, jax, mpmath, hypothesis; "
                       "print('lowest versions:', *(f'{m.__name__} {m.__version__}' for m in "
                       "(numpy, keras, tensorflow, jax, mpmath, hypothesis)))")
-    run(python, "-m", "pytest", "-n", "2", "--dist", "loadscope",
-        *[f"--ignore={path}" for path in SLOW_TESTS], *extra)
+    run(python, "-m", "pytest", "-n", "2", "--dist", "loadscope", "tests", "pe_lib", "classroom",
+        *[f"--ignore={path}" for path in SLOW_TESTS if path != "chapters"], *extra)
 
 
 def ensure_debian_package(package: str, commands: tuple[str, ...], missing: str) -> None:
