@@ -385,3 +385,30 @@ def test_chunks_and_norms_belong_to_rope_layers():
         LayerPositions("rope", qk_norm=1)
     with pytest.raises(ValueError, match="chunk_size"):
         LayerPositions("rope", chunk_size=0)
+
+
+# --- what a contributor could break without a test noticing (found by mutation testing) ------
+
+
+def test_only_deepseeks_yarn_scales_the_softmax():
+    for name in FAMILIES:
+        if name != "deepseek_v3":
+            assert model(name).softmax_factor == 1.0, name
+    config = load("deepseek_v3")
+    del config["rope_scaling"]["mscale_all_dim"]  # DeepseekV3Attention: mscale_all_dim absent is 0
+    assert read_config(config).softmax_factor == 1.0
+    config["rope_scaling"] = None
+    assert read_config(config).softmax_factor == 1.0
+    config = load("deepseek_v3")
+    config["rope_scaling"]["rope_type"] = config["rope_scaling"].pop("type")
+    assert read_config(config).softmax_factor == model("deepseek_v3").softmax_factor
+    del config["rope_scaling"]["factor"]
+    with pytest.raises(ValueError, match=r"^the configuration lacks factor \(rope_scaling of model_type='deepseek_v3'"):
+        read_config(config)
+
+
+def test_no_rope_layers_of_the_wrong_length_or_values_are_refused():
+    text = load("llama4_scout")["text_config"]
+    for flags in ([1, 1, 1, 0] * 11, [1, 1, 2, 0] * 12):
+        with pytest.raises(ValueError, match=r"^no_rope_layers must hold a 0 or 1 per layer \(48\)"):
+            read_config({**text, "no_rope_layers": flags})
