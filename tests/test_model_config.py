@@ -412,3 +412,30 @@ def test_no_rope_layers_of_the_wrong_length_or_values_are_refused():
     for flags in ([1, 1, 1, 0] * 11, [1, 1, 2, 0] * 12):
         with pytest.raises(ValueError, match=r"^no_rope_layers must hold a 0 or 1 per layer \(48\)"):
             read_config({**text, "no_rope_layers": flags})
+
+
+def test_phi3_reads_its_old_yarn_name_as_longrope():
+    config = load("phi3_5_mini")
+    config["rope_scaling"]["type"] = "yarn"  # Phi3Config renames "su" and "yarn" to "longrope"
+    assert read_config(config) == model("phi3_5_mini")
+    config = load("llama3_1_8b")
+    config["rope_scaling"] = {"rope_type": "yarn", "factor": 8.0, "original_max_position_embeddings": 8192}
+    assert read_config(config).layers[0].method == "rope_yarn"  # elsewhere YaRN stays YaRN
+
+
+def test_options_hold_what_the_configuration_sets_and_nothing_more():
+    assert model("llama2_7b").layers[0].options == {"base": 10000.0}
+    assert model("phi2").layers[0].options == {"base": 10000.0, "rotary_fraction": 0.4}
+    flat = {**load("llama4_scout")["text_config"], "model_type": "llama4"}
+    assert read_config(flat).layers == model("llama4_scout").layers  # interleaved pairs under either name
+
+
+def test_transformers_5_parameters_without_a_base_are_refused():
+    config = load("gemma3_transformers5")
+    del config["rope_parameters"]["sliding_attention"]["rope_theta"]
+    with pytest.raises(ValueError, match=r"^the configuration lacks rope_theta \(model_type='gemma3_text'\)"):
+        read_config(config)
+    config = load("llama2_7b")
+    config["rope_scaling"] = {"rope_type": "ntk"}
+    with pytest.raises(ValueError, match=r"known: 'default', 'linear', 'dynamic', 'yarn', 'llama3', 'longrope'"):
+        read_config(config)
