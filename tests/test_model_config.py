@@ -439,3 +439,14 @@ def test_transformers_5_parameters_without_a_base_are_refused():
     config["rope_scaling"] = {"rope_type": "ntk"}
     with pytest.raises(ValueError, match=r"known: 'default', 'linear', 'dynamic', 'yarn', 'llama3', 'longrope'"):
         read_config(config)
+
+
+def test_llama4_scouts_layers_build_in_keras_with_chunks_and_norms():
+    from pe_lib.layers import PositionalSelfAttention
+
+    positions = model("llama4_scout")
+    rope, nope = (PositionalSelfAttention(heads=2, key_dim=positions.head_dim, **positions.layers[index]
+                                          .attention_options()) for index in (0, 3))
+    assert (rope.method, rope.chunk_size, rope.qk_norm, rope.temperature) == ("rope_llama3", 8192, True, None)
+    assert (nope.method, nope.chunk_size, nope.qk_norm) == ("none", None, False)
+    assert nope.temperature["kind"] == "llama4" and nope.temperature["floor_scale"] == 8192
