@@ -403,8 +403,16 @@ def test_only_deepseeks_yarn_scales_the_softmax():
     config["rope_scaling"]["rope_type"] = config["rope_scaling"].pop("type")
     assert read_config(config).softmax_factor == model("deepseek_v3").softmax_factor
     del config["rope_scaling"]["factor"]
-    with pytest.raises(ValueError, match=r"^the configuration lacks factor \(rope_scaling of model_type='deepseek_v3'"):
+    with pytest.raises(ValueError, match=r"^the configuration lacks factor \(rope_scaling of model_type='deepseek_v3', "
+                                         r"whose attention scales its softmax by it\)$"):
         read_config(config)
+    for default in ({"type": "default"}, {"rope_type": "default"}):  # DeepseekV3Attention: only a scaled RoPE
+        config = load("deepseek_v3")
+        config["rope_scaling"] = {**default, "factor": 40.0, "mscale_all_dim": 1.0}
+        assert read_config(config).softmax_factor == 1.0
+    config = load("gpt_oss_20b")  # another model's YaRN leaves the softmax alone, mscale_all_dim or not
+    config["rope_scaling"].update(mscale=1.0, mscale_all_dim=1.0)
+    assert read_config(config).softmax_factor == 1.0
 
 
 def test_no_rope_layers_of_the_wrong_length_or_values_are_refused():
