@@ -406,7 +406,7 @@ def test_only_deepseeks_yarn_scales_the_softmax():
     with pytest.raises(ValueError, match=r"^the configuration lacks factor \(rope_scaling of model_type='deepseek_v3', "
                                          r"whose attention scales its softmax by it\)$"):
         read_config(config)
-    for default in ({"type": "default"}, {"rope_type": "default"}):  # DeepseekV3Attention: only a scaled RoPE
+    for default in ({"type": "default"}, {"rope_type": "default"}, {}):  # DeepseekV3Attention: only a scaled RoPE
         config = load("deepseek_v3")
         config["rope_scaling"] = {**default, "factor": 40.0, "mscale_all_dim": 1.0}
         assert read_config(config).softmax_factor == 1.0
