@@ -236,7 +236,8 @@ class PositionalSelfAttention(keras.layers.Layer):
         x = ops.reshape(x, (ops.shape(x)[0], ops.shape(x)[1], self.heads, self.key_dim))
         return ops.transpose(x, (0, 2, 1, 3))  # (batch, heads, steps, key_dim)
 
-    def scores(self, inputs, position_ids=None, attention_mask=None, cache=None, block_ids=None):
+    def scores(self, inputs, position_ids=None, attention_mask=None,
+               cache=None, block_ids=None):
         """The ``(batch, heads, steps, keys)`` scores before the softmax.
 
         A method acts in one of two places: RoPE rotates each head's
