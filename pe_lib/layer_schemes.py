@@ -20,8 +20,9 @@ layer, 0 for NoPE) from ``no_rope_layer_interval``, and
 ``layer_types`` with ``sliding_window``. keras-hub builds Gemma 3 with a
 ``sliding_window_size`` and a ``local_rope_scaling_factor``/
 ``global_rope_scaling_factor`` pair. Llama 4's RoPE layers also attend within
-chunks of 8,192 tokens (``attention_chunk_size``), which this module does not
-model.
+chunks of 8,192 tokens (``attention_chunk_size``, here ``chunk_size``) and
+normalise their rotated queries and keys (``use_qk_norm``, here ``qk_norm``).
+:mod:`pe_lib.model_config` reads all of these from a configuration.
 
 >>> scheme = gemma3_scheme(12)
 >>> [layer.window for layer in scheme[:6]]
@@ -51,7 +52,7 @@ from pe_lib.methods import METHODS, PositionMethod, get_method
 from pe_lib.rope import rotary_depth
 
 #: The options of a RoPE method that are not options of its rates.
-_ROTARY_OPTIONS = ("base", "layout", "scale", "original_length", "rotary_fraction", "max_length")
+_ROTARY_OPTIONS = ("base", "layout", "scale", "original_length", "rotary_fraction", "max_length", "mrope_section")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -71,6 +72,10 @@ class LayerPositions:
         sink_logit: whether each head has a learned sink logit (gpt-oss).
         temperature: ``None``, or a temperature of :mod:`pe_lib.temperature`
             as ``{"kind": ..., **options}``.
+        chunk_size: ``None``, or attention within chunks of this many
+            tokens (Llama 4's ``attention_chunk_size``); RoPE layers only.
+        qk_norm: whether queries and keys are L2-normalised after RoPE
+            (Llama 4's ``use_qk_norm``); RoPE layers only.
     """
 
     method: str
@@ -79,9 +84,18 @@ class LayerPositions:
     sink_tokens: int = 0
     sink_logit: bool = False
     temperature: Mapping | None = None
+    chunk_size: int | None = None
+    qk_norm: bool = False
 
     def __post_init__(self):
         get_method(self.method)
+        if self.chunk_size is not None:
+            require_int("chunk_size", self.chunk_size, minimum=1)
+        if not isinstance(self.qk_norm, bool):
+            raise TypeError(f"qk_norm must be True or False, got {self.qk_norm!r}")
+        if (self.chunk_size is not None or self.qk_norm) and not self.uses_rope:
+            raise ValueError(f"chunk_size and qk_norm are options of RoPE layers (Llama 4), got "
+                             f"chunk_size={self.chunk_size!r}, qk_norm={self.qk_norm!r} for {self.method!r}")
         object.__setattr__(self, "options", dict(self.options))
         if self.window is not None:
             require_int("window", self.window, minimum=1)
@@ -124,13 +138,44 @@ class LayerPositions:
             keep["length"] = length if length is not None else options.get("original_length")
         return rope_scaling.scaled_rates(self.method, rotated, **keep, **rate_options)
 
+    @property
+    def attention_factor(self) -> float:
+        """What multiplies each rotated query and key (YaRN's and LongRoPE's factor; 1 elsewhere).
+
+        LongRoPE without a ``scale`` takes it as ``max_length / original_length``,
+        as Hugging Face does from ``max_position_embeddings``:
+
+        >>> layer = LayerPositions("rope_longrope", {"original_length": 4096, "max_length": 131072})
+        >>> round(layer.attention_factor, 6)
+        1.190238
+        """
+        if not self.uses_rope or self.method == "rope":
+            return 1.0
+        options = dict(self.options)
+        scale = options.get("scale")
+        if options.get("max_length") is not None and scale is None:
+            scale = rope_scaling.scale_from_lengths(options["max_length"], options["original_length"])
+        factor_options = {name: options[name] for name in rope_scaling.FACTOR_OPTIONS.get(self.method, ())
+                          if name in options}
+        return rope_scaling.attention_factor(self.method, 1.0 if scale is None else scale,
+                                             original_length=options.get("original_length")
+                                             if self.method == "rope_longrope" else None, **factor_options)
+
     def attention_options(self) -> dict:
-        """Keyword arguments for :class:`pe_lib.layers.PositionalSelfAttention` (besides heads and key_dim)."""
+        """Keyword arguments for :class:`pe_lib.layers.PositionalSelfAttention` (besides heads and key_dim).
+
+        ``chunk_size`` and ``qk_norm`` are passed only when set (a chunk, or the norm on).
+        """
         options = dict(self.options)
         base = options.pop("base", 10000.0)
-        return {"method": self.method, "base": base, "method_options": options, "window": self.window,
-                "sink_tokens": self.sink_tokens, "sink_logit": self.sink_logit,
-                "temperature": None if self.temperature is None else dict(self.temperature)}
+        attention = {"method": self.method, "base": base, "method_options": options, "window": self.window,
+                     "sink_tokens": self.sink_tokens, "sink_logit": self.sink_logit,
+                     "temperature": None if self.temperature is None else dict(self.temperature)}
+        if self.chunk_size is not None:
+            attention["chunk_size"] = self.chunk_size
+        if self.qk_norm:
+            attention["qk_norm"] = True
+        return attention
 
 
 def repeat_pattern(pattern: Sequence[LayerPositions], num_layers: int) -> tuple[LayerPositions, ...]:

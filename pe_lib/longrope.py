@@ -26,11 +26,12 @@ alone. Hugging Face's module recomputes the rates when the length crosses
 :math:`L` and keeps them until it falls back below.
 
 Names in the peers: the registry name is ``"rope_longrope"``. Hugging Face
-``rope_type="longrope"`` (formerly ``"su"``; Phi-3, Phi-3.5, Phi-4-mini) with
+``rope_type="longrope"`` (formerly ``"su"``; Phi-3's 128k variants, Phi-3.5, Phi-4-mini) with
 ``short_factor``, ``long_factor``, ``attention_factor``, ``factor`` (here
 ``scale``), ``original_max_position_embeddings`` (here ``original_length``)
 and ``max_position_embeddings`` (:math:`L_{\max}`, whose ratio to
-:math:`L` is the scale when ``factor`` is absent). keras-hub has no LongRoPE.
+:math:`L` is the scale when ``factor`` is absent). keras-hub's peer is its
+Phi-3 model's ``Phi3SuScaledRotaryEmbedding``.
 
 >>> longrope_rates(4, [1.0, 2.0], [4.0, 8.0], 16, length=16)
 array([1.   , 0.005])

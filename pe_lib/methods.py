@@ -39,8 +39,9 @@ Names in the peers (Hugging Face transformers, keras-hub):
   ``low_freq_factor``, ``high_freq_factor``,
   ``original_max_position_embeddings``).
 - ``rope_longrope``: Hugging Face ``rope_type="longrope"`` (formerly
-  ``"su"``; Phi-3, Phi-3.5, Phi-4-mini) with ``short_factor``,
-  ``long_factor``, ``attention_factor``; no keras-hub peer.
+  ``"su"``; Phi-3's 128k variants, Phi-3.5, Phi-4-mini) with ``short_factor``,
+  ``long_factor``, ``attention_factor``; keras-hub's
+  ``Phi3SuScaledRotaryEmbedding`` (its Phi-3 model).
 - ``alibi``: Hugging Face's ``build_alibi_tensor`` (BLOOM, MPT).
 - ``t5``: Hugging Face ``T5Attention._relative_position_bucket`` and
   ``relative_attention_bias``; keras-hub ``T5`` layers.

@@ -41,11 +41,21 @@ from pe_lib._checks import require_int, require_positive_float
 from pe_lib.frequencies import angle_rates
 
 
-def pair_axes(mrope_section) -> np.ndarray:
-    """The axis that turns each pair: ``mrope_section[k]`` pairs for axis ``k``, in order.
+def pair_axes(mrope_section, *, interleaved: bool = False) -> np.ndarray:
+    """The axis that turns each pair: ``mrope_section[k]`` pairs for axis ``k``.
+
+    In sections (Qwen2-VL, Qwen2.5-VL) the pairs of axis 0 come first, then
+    those of axis 1, and so on. ``interleaved`` (Qwen3-VL's M-RoPE) deals
+    them out in turn instead: with :math:`n` axes, pair :math:`i` belongs to
+    axis :math:`k \ge 1` when :math:`i \bmod n = k` and
+    :math:`i < n \cdot` ``mrope_section[k]``, and to axis 0 otherwise, so that
+    every axis has slow and fast pairs (Hugging Face's
+    ``Qwen3VLTextRotaryEmbedding.recomposition_frequencies``).
 
     >>> pair_axes([1, 2, 2]).tolist()
     [0, 1, 1, 2, 2]
+    >>> pair_axes([3, 2, 2], interleaved=True).tolist()
+    [0, 1, 2, 0, 1, 2, 0]
     """
     try:
         sections = [require_int("mrope_section", count, minimum=1) for count in mrope_section]
@@ -53,10 +63,21 @@ def pair_axes(mrope_section) -> np.ndarray:
         raise TypeError(f"mrope_section must be a sequence of pair counts, got {mrope_section!r}") from None
     if not sections:
         raise ValueError(f"mrope_section must name at least one axis, got {mrope_section!r}")
-    return np.repeat(np.arange(len(sections)), sections)
+    if not isinstance(interleaved, bool):
+        raise TypeError(f"interleaved must be True or False, got {interleaved!r}")
+    if not interleaved:
+        return np.repeat(np.arange(len(sections)), sections)
+    axes_count, pairs = len(sections), sum(sections)
+    axes = np.zeros(pairs, dtype=np.int64)
+    for axis, count in enumerate(sections[1:], start=1):
+        if axes_count * count > pairs:
+            raise ValueError(f"interleaved mrope_section={tuple(sections)}: axis {axis} needs "
+                             f"{axes_count} x {count} = {axes_count * count} pairs, the head has {pairs}")
+        axes[axis:axes_count * count:axes_count] = axis
+    return axes
 
 
-def section_angles(positions, rates, mrope_section) -> np.ndarray:
+def section_angles(positions, rates, mrope_section, *, interleaved: bool = False) -> np.ndarray:
     r"""The angle of each pair at each step: :math:`p_{k(i)}\,\theta_i`, with :math:`k(i)` the pair's axis.
 
     Args:
@@ -64,6 +85,7 @@ def section_angles(positions, rates, mrope_section) -> np.ndarray:
             per axis of ``mrope_section``.
         rates: one float64 rate per pair, ``sum(mrope_section)`` of them.
         mrope_section: pairs per axis.
+        interleaved: the pairs dealt out in turn (:func:`pair_axes`).
 
     Returns:
         A float64 array ``(..., length, pairs)``.
@@ -71,7 +93,7 @@ def section_angles(positions, rates, mrope_section) -> np.ndarray:
     >>> section_angles([[1, 2], [10, 20]], [1.0, 0.5], [1, 1]).tolist()
     [[1.0, 5.0], [2.0, 10.0]]
     """
-    axes = pair_axes(mrope_section)
+    axes = pair_axes(mrope_section, interleaved=interleaved)
     rates = np.asarray(rates, dtype=np.float64)
     if rates.shape != axes.shape:
         raise ValueError(f"rates must have one value per pair, sum(mrope_section) = {axes.size}; "
@@ -99,7 +121,7 @@ def _rotate(x, angles) -> np.ndarray:
     return rotated.astype(x.dtype if np.issubdtype(x.dtype, np.floating) else np.float64, copy=False)
 
 
-def apply_mrope(x, positions, *, mrope_section, base: float = 10000.0) -> np.ndarray:
+def apply_mrope(x, positions, *, mrope_section, base: float = 10000.0, interleaved: bool = False) -> np.ndarray:
     """Rotate ``x`` by M-RoPE: plain rates, each section of pairs turned by its axis's position.
 
     Args:
@@ -110,6 +132,7 @@ def apply_mrope(x, positions, *, mrope_section, base: float = 10000.0) -> np.nda
         mrope_section: pairs per axis, e.g. ``(16, 24, 24)`` for time, row
             and column in a head of 128 features.
         base: the constant :math:`N` (``rope_theta``).
+        interleaved: Qwen3-VL's order of the pairs (:func:`pair_axes`).
 
     Returns:
         The rotated array, of ``x``'s shape and floating dtype, computed in float64.
@@ -125,7 +148,7 @@ def apply_mrope(x, positions, *, mrope_section, base: float = 10000.0) -> np.nda
     """
     base = require_positive_float("base", base)
     depth = 2 * int(pair_axes(mrope_section).size)
-    angles = section_angles(positions, angle_rates(depth, base=base), mrope_section)
+    angles = section_angles(positions, angle_rates(depth, base=base), mrope_section, interleaved=interleaved)
     if angles.ndim == 3:  # (batch, length, pairs): line the batch up with x's first axis
         angles = angles.reshape(angles.shape[:1] + (1,) * (np.ndim(x) - 3) + angles.shape[1:])
     return _rotate(x, angles)

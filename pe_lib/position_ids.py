@@ -108,24 +108,43 @@ def patch_positions(height: int, width: int, *, merge: int = 1) -> tuple[np.ndar
             columns.reshape(blocks).transpose(0, 2, 1, 3).ravel())
 
 
-def mrope_position_ids(segments, *, merge: int = 1) -> np.ndarray:
-    """Time, row and column positions ``(3, length)`` of text and images, as Qwen2-VL numbers them.
+def mrope_position_ids(segments, *, merge: int = 1, time_interval: float = 1.0,
+                       attention_mask=None) -> np.ndarray:
+    """Time, row and column positions ``(3, length)`` of text, images and videos, as Qwen2-VL numbers them.
 
     Args:
-        segments: in order, an ``int`` for that many text tokens, or
-            ``(height, width)`` for an image of that many patches.
+        segments: in order, an ``int`` for that many text tokens,
+            ``(height, width)`` for an image of that many patches, or
+            ``(frames, height, width)`` for a video of ``frames`` time steps
+            (``video_grid_thw``, frames already merged in time).
         merge: patches merged into one token along each side
             (``spatial_merge_size``, 2 in Qwen2-VL).
+        time_interval: positions per video time step: 1 in Qwen2-VL;
+            ``tokens_per_second * second_per_grid_t`` in Qwen2.5-VL. The time
+            position of step :math:`f` is :math:`p + \lfloor f \cdot
+            \text{interval} \rfloor`.
+        attention_mask: 1 (token) and 0 (pad) per step of the row: the
+            segments fill the steps marked 1 in order, and pads get 0
+            (``get_rope_index`` with an ``attention_mask``, left padding).
 
     A text token at position :math:`p` is :math:`(p, p, p)`. An image
     starting at :math:`p` has ``height/merge`` x ``width/merge`` tokens at
-    :math:`(p, p + r, p + c)`, row by row; what follows it starts at
-    :math:`p + \\max(\\text{rows}, \\text{columns})`.
+    :math:`(p, p + r, p + c)`, row by row; a video repeats them for each time
+    step. What follows starts at :math:`p + \max(\text{rows},
+    \text{columns})`, whatever the video's time positions reached, as in
+    transformers.
 
     >>> mrope_position_ids([2, (2, 4), 1], merge=2).tolist()
     [[0, 1, 2, 2, 4], [0, 1, 2, 2, 4], [0, 1, 2, 3, 4]]
+    >>> mrope_position_ids([(2, 2, 2), 1], merge=2, time_interval=2.5)[0].tolist()
+    [0, 2, 1]
+    >>> mrope_position_ids([2], attention_mask=[0, 1, 1]).tolist()
+    [[0, 0, 1], [0, 0, 1], [0, 0, 1]]
     """
     merge = require_int("merge", merge, minimum=1)
+    interval = float(time_interval)
+    if not np.isfinite(interval) or interval < 0:
+        raise ValueError(f"time_interval must be a finite number >= 0, got {time_interval!r}")
     pieces, start = [], 0
     for segment in segments:
         if isinstance(segment, (int, np.integer)) and not isinstance(segment, bool):
@@ -134,16 +153,74 @@ def mrope_position_ids(segments, *, merge: int = 1) -> np.ndarray:
             start += count
             continue
         try:
-            height, width = segment
-        except (TypeError, ValueError):
-            raise TypeError(f"segments must hold text lengths or (height, width) of images, got {segment!r}") from None
-        height, width = require_int("height", height, minimum=1), require_int("width", width, minimum=1)
+            sizes = tuple(segment)
+        except TypeError:
+            sizes = ()
+        if len(sizes) not in (2, 3):
+            raise TypeError(f"segments must hold text lengths, (height, width) of images or (frames, height, "
+                            f"width) of videos, got {segment!r}")
+        frames = require_int("frames", sizes[0], minimum=1) if len(sizes) == 3 else 1
+        height, width = require_int("height", sizes[-2], minimum=1), require_int("width", sizes[-1], minimum=1)
         if height % merge or width % merge:
             raise ValueError(f"an image's height and width must be multiples of merge={merge}, "
                              f"got {height} and {width}")
-        rows, columns = np.meshgrid(np.arange(height // merge), np.arange(width // merge), indexing="ij")
-        pieces.append(np.stack([np.zeros(rows.size, dtype=np.int64), rows.ravel(), columns.ravel()]) + start)
+        times, rows, columns = np.meshgrid(np.floor(np.arange(frames) * interval).astype(np.int64),
+                                           np.arange(height // merge), np.arange(width // merge), indexing="ij")
+        pieces.append(np.stack([times.ravel(), rows.ravel(), columns.ravel()]) + start)
         start += max(height, width) // merge
     if not pieces:
         raise ValueError("segments must hold at least one text or image, got none")
-    return np.concatenate(pieces, axis=1)
+    positions = np.concatenate(pieces, axis=1)
+    if attention_mask is None:
+        return positions
+    mask = np.asarray(attention_mask)
+    if mask.ndim != 1 or not np.isin(mask, (0, 1)).all() or int(mask.sum()) != positions.shape[1]:
+        raise ValueError(f"attention_mask must be 0 and 1 along the row with one 1 per token of the segments "
+                         f"({positions.shape[1]}), got {attention_mask!r}")
+    padded = np.zeros((3, mask.size), dtype=np.int64)
+    padded[:, mask == 1] = positions
+    return padded
+
+
+def mrope_deltas(position_ids, attention_mask=None) -> np.ndarray:
+    """Hugging Face's ``rope_deltas``: the largest position plus one, less the number of tokens, per row.
+
+    In generation the text after the prompt is at ``tokens_so_far + rope_deltas``
+    (transformers 5 counts the tokens with the attention mask): one past the
+    largest position of any axis. ``position_ids`` is ``(3, length)`` or
+    ``(3, batch, length)``.
+
+    >>> mrope_deltas(mrope_position_ids([2, (2, 4), 1], merge=2)).tolist()
+    [0]
+    >>> mrope_deltas(mrope_position_ids([1, (4, 6)], merge=2)).tolist()
+    [-3]
+    """
+    positions = np.asarray(position_ids)
+    if positions.ndim == 2:
+        positions = positions[:, None]
+    if positions.ndim != 3 or not np.issubdtype(positions.dtype, np.integer):
+        raise ValueError(f"position_ids must be integers of shape (axes, length) or (axes, batch, length), "
+                         f"got {position_ids!r}")
+    mask = np.ones(positions.shape[1:], dtype=np.int64) if attention_mask is None else np.asarray(attention_mask)
+    mask = mask.reshape(positions.shape[1:])
+    largest = np.where(mask[None] == 1, positions, -1).max(axis=(0, 2))
+    return largest + 1 - mask.sum(axis=-1)
+
+
+def image_blocks(token_type_ids) -> np.ndarray:
+    """The image block of each step, numbered from 0 in each row, and -1 for text (type 0).
+
+    A block is a run of image tokens (type 1); Gemma 3 lets the tokens of one
+    block see each other both ways (Hugging Face's
+    ``get_block_sequence_ids_for_mask``).
+
+    >>> image_blocks([[0, 1, 1, 0, 1]]).tolist()
+    [[-1, 0, 0, -1, 1]]
+    """
+    types = np.asarray(token_type_ids)
+    if types.ndim < 1 or not np.issubdtype(types.dtype, np.integer):
+        raise ValueError(f"token_type_ids must be integers along a sequence axis, got {token_type_ids!r}")
+    image = types == 1
+    previous = np.concatenate([np.zeros(image.shape[:-1] + (1,), bool), image[..., :-1]], axis=-1)
+    starts = image & ~previous
+    return np.where(image, np.cumsum(starts, axis=-1) - 1, -1)

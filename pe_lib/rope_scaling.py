@@ -39,7 +39,7 @@ first, then the peers':
   those longer than :math:`L/1` (``low_freq_factor``) are divided by :math:`s`,
   and a ramp linear in the turns joins them. It is the paper's YaRN ramp with
   :math:`\alpha = 1, \beta = 4` and no attention factor.
-- ``"rope_longrope"``, LongRoPE (Phi-3, Phi-3.5, Phi-4-mini), Hugging Face
+- ``"rope_longrope"``, LongRoPE (Phi-3's 128k variants, Phi-3.5, Phi-4-mini), Hugging Face
   ``rope_type="longrope"``: a searched factor per pair, ``short_factor`` up
   to the trained length and ``long_factor`` beyond it, and the attention
   factor :math:`\sqrt{1 + \ln s / \ln L}` (:mod:`pe_lib.longrope`).

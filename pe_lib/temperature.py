@@ -22,6 +22,16 @@ query's position :math:`m` (or by a constant, for a fixed context):
 The integer part of ``"llama4"`` is exact (integer floor division); the
 logarithms are float64.
 
+Every kind takes one more option, ``index``: which number of a query the
+attention layer passes as :math:`m` (:class:`pe_lib.layers.PositionalSelfAttention`).
+``"position"`` (the default) is its position, which starts again in each
+packed document and skips pads; ``"cache_position"`` is its step in the row,
+pads and earlier documents counted, plus the steps already in the cache, as
+Hugging Face's ``Llama4TextAttention`` indexes it (``cache_position``,
+``arange(T) + past_seen_tokens``). On one document without pads they are
+the same numbers; in a packed row the first gives each document the factors
+it would have alone, the second those of its place in the row.
+
 >>> query_temperature("llama4", [0, 8190, 8191, 16383]).round(4).tolist()
 [1.0, 1.0, 1.0693, 1.1099]
 >>> query_temperature("log_length", [0, 2047, 4095], trained_length=2048).round(4).tolist()
@@ -34,7 +44,10 @@ import numpy as np
 
 from pe_lib._checks import require_choice, require_int, require_positive_float
 
-#: The kinds of temperature, with their options and defaults.
+#: What a temperature is indexed by (its option ``index``): see the module's text.
+INDEXES = ("position", "cache_position")
+
+#: The kinds of temperature, with their options and defaults (``index`` besides, every kind).
 TEMPERATURES = {
     "llama4": {"floor_scale": 8192, "attn_scale": 0.1},
     "log_length": {"trained_length": None},
@@ -55,20 +68,21 @@ def temperature_options(kind: str, options: dict) -> dict:
     """``options`` of the temperature ``kind`` with its defaults filled in; unknown or missing ones refused.
 
     >>> temperature_options("llama4", {})
-    {'floor_scale': 8192, 'attn_scale': 0.1}
+    {'floor_scale': 8192, 'attn_scale': 0.1, 'index': 'position'}
     >>> temperature_options("log_length", {})
     Traceback (most recent call last):
     ...
     ValueError: trained_length is required for the temperature kind='log_length'
     """
     kind = require_choice("kind", kind, tuple(TEMPERATURES))
-    unknown = sorted(set(options) - set(TEMPERATURES[kind]))
+    unknown = sorted(set(options) - set(TEMPERATURES[kind]) - {"index"})
     if unknown:
         raise ValueError(
             f"{', '.join(unknown)} not an option of the temperature kind={kind!r} "
-            f"(its options: {', '.join(TEMPERATURES[kind])})"
+            f"(its options: {', '.join(TEMPERATURES[kind])}, index)"
         )
-    filled = {**TEMPERATURES[kind], **options}
+    filled = {**TEMPERATURES[kind], "index": "position", **options}
+    filled["index"] = require_choice("index", filled["index"], INDEXES)
     for name, value in filled.items():
         if value is None:
             raise ValueError(f"{name} is required for the temperature kind={kind!r}")
@@ -89,7 +103,8 @@ def query_temperature(kind: str, positions, **options) -> np.ndarray:
         kind: one of :data:`TEMPERATURES`.
         positions: integer positions :math:`m \ge 0`, of any shape.
         **options: the kind's options (:data:`TEMPERATURES`), Hugging Face's
-            names for ``"llama4"``.
+            names for ``"llama4"``; ``index`` is accepted and changes nothing
+            here (the caller chooses the positions it passes).
 
     Returns:
         A float64 array of the shape of ``positions``.

@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pytest
 
+from exact_values import exact_angle_rates
 from peer_reference import FLOAT32_STEP, PEER, array
 from pe_lib import rope_scaling
 from pe_lib.layer_schemes import (SCHEMES, LayerPositions, LayerScheme, gemma3_scheme, llama4_scheme, repeat_pattern,
@@ -120,3 +121,60 @@ def test_bad_schemes_name_the_argument(make, error, words):
     with pytest.raises(error) as raised:
         make()
     assert all(word in str(raised.value) for word in words), str(raised.value)
+
+
+# --- what a contributor could break without a test noticing (found by mutation testing) ------
+
+
+def test_gemma3_1b_without_a_factor_keeps_the_global_base():
+    wide = gemma3_scheme(6, factor=None)[5]
+    assert (wide.method, wide.window) == ("rope", None)
+    np.testing.assert_allclose(wide.rates(128), [float(rate) for rate in exact_angle_rates(128, 1_000_000)],
+                               rtol=1e-15, atol=0)
+    local = gemma3_scheme(6, rope_local_base_freq=5e4, factor=None)[0]
+    np.testing.assert_allclose(local.rates(128), [float(rate) for rate in exact_angle_rates(128, 50_000)],
+                               rtol=1e-15, atol=0)
+
+
+def test_the_defaults_are_the_released_models():
+    gemma, llama = PEER["gemma3"], PEER["llama4"]
+    assert gemma3_scheme(6)[0].window == gemma["sliding_window"]
+    assert llama4_scheme(4)[0].options["original_length"] == llama["rope_parameters"]["original_max_position_embeddings"]
+
+
+def test_llama4_without_temperature_tuning_has_no_temperature():
+    assert all(layer.temperature is None for layer in llama4_scheme(8, attn_temperature_tuning=False))
+    assert llama4_scheme(8)[7].temperature is not None
+
+
+@pytest.mark.parametrize(("build", "name"), [
+    (lambda: gemma3_scheme(6, sliding_window_pattern=0), "sliding_window_pattern"),
+    (lambda: llama4_scheme(4, no_rope_layer_interval=0), "no_rope_layer_interval"),
+    (lambda: repeat_pattern([LayerPositions("rope")], 0), "num_layers"),
+])
+def test_a_count_below_one_is_refused_by_name(build, name):
+    with pytest.raises(ValueError, match=rf"^{name} must be >= 1, got 0$"):
+        build()
+
+
+def test_a_pattern_of_one_repeats_itself():
+    assert [layer.window for layer in gemma3_scheme(3, sliding_window_pattern=1)] == [None] * 3
+    assert [layer.uses_rope for layer in llama4_scheme(3, no_rope_layer_interval=1)] == [False] * 3
+
+
+def test_a_layer_scheme_keeps_its_pattern_and_refuses_input_methods():
+    scheme = LayerScheme("two_kinds", "RoPE then NoPE", [LayerPositions("rope"), LayerPositions("none")])
+    assert scheme.pattern == (LayerPositions("rope"), LayerPositions("none"))
+    assert [layer.method for layer in scheme.layers(3)] == ["rope", "none", "rope"]
+    with pytest.raises(ValueError, match=r"^a layer's method must act in the attention, got 'learned' "
+                                         r"\(an input method is added once, before the first layer\)$"):
+        LayerScheme("tables", "learned", (LayerPositions("learned"),))
+
+
+def test_an_unknown_name_lists_the_methods_and_schemes():
+    with pytest.raises(ValueError, match=r"'sinusoidal', 'learned', 'rope'.*\(registry methods\) or 'rope_nope'"):
+        resolve_positions("nope")
+
+
+def test_attention_options_default_the_base():
+    assert LayerPositions("alibi").attention_options()["base"] == 10000.0

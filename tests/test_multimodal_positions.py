@@ -195,3 +195,23 @@ def test_the_registry_lists_them_with_their_peers():
                             ("packed_positions", ids.packed_position_ids),
                             ("left_padding", ids.left_padded_position_ids)):
         assert ATTENTION_OPTIONS[name].reference is reference and ATTENTION_OPTIONS[name].peers
+
+
+def test_mrope_angles_keep_positions_above_two_to_the_24():
+    # float32 holds no 2**24 + 1: the angles are formed from the exact integers, in float64
+    big = 2**24 + 1
+    angles = section_angles([[big, 3], [big + 2, 5]], [1.0, 0.5], [1, 1])
+    assert angles.tolist() == [[big, (big + 2) / 2], [3.0, 2.5]]
+
+
+def test_axial_survives_the_config():
+    layer = RotaryEmbedding(mrope_section=(2, 2), axial=True, base=100.0)
+    clone = RotaryEmbedding.from_config(layer.get_config())
+    assert clone.axial is True and clone.get_config() == layer.get_config()
+    x = np.random.default_rng(5).normal(size=(1, 3, 1, 8)).astype("float32")
+    positions = np.array([[0, 1, 2], [5, 0, 3]])
+    np.testing.assert_array_equal(keras.ops.convert_to_numpy(clone(x, positions=positions)),
+                                  keras.ops.convert_to_numpy(layer(x, positions=positions)))
+    plain = RotaryEmbedding(mrope_section=(2, 2), base=100.0)
+    assert not np.allclose(keras.ops.convert_to_numpy(plain(x, positions=positions)),
+                           keras.ops.convert_to_numpy(layer(x, positions=positions)), atol=1e-3)

@@ -448,6 +448,16 @@ def check_learned_initializer(method, where, option):
     assert_moved(got, to_numpy(LearnedPositionEmbedding(max_length=4)(x)), 2.0**-24, "learned initializer")
 
 
+
+@check(("learned", "call", "start"))
+def check_learned_start(method, where, option):
+    layer = LearnedPositionEmbedding(max_length=8, initializer="random_normal")
+    x = np.random.default_rng(10).normal(size=(1, 3, 2)).astype("float32")
+    got = to_numpy(layer(x, start=5))
+    table = to_numpy(layer.table)
+    np.testing.assert_array_equal(got, x + table[5:8])  # rows 5, 6, 7: one float32 sum each, as the layer makes
+    assert_moved(got, to_numpy(layer(x)), 2.0**-24, "learned start")
+
 # --- ALiBi, T5, Shaw ---------------------------------------------------------------------------
 
 def exact_alibi(query_positions, key_positions, heads, form):
@@ -703,6 +713,20 @@ def check_mrope_base(method, where, option):
     np.testing.assert_allclose(got, want, rtol=0, atol=bound)
     assert_moved(got, apply_mrope(x, positions, mrope_section=(1, 1, 2)), bound, "M-RoPE base")
 
+
+@check(("mrope_section", "reference", "interleaved"))
+def check_mrope_interleaved(method, where, option):
+    from pe_lib.multimodal_rope import apply_mrope
+
+    x = np.random.default_rng(5).normal(size=(5, 8))
+    positions = np.array([[0, 1, 2, 3, 4], [7, 7, 9, 9, 11], [2, 30, 5, 41, 8]])
+    axis_of_pair = (0, 1, 2, 0)  # mrope_section (2, 1, 1) dealt out in turn: time, row, column, time
+    rates = [mpmath.mpf(10000) ** (-mpmath.mpf(2 * i) / 8) for i in range(4)]
+    want = exact_axis_rotation(x, [positions[axis] for axis in axis_of_pair], rates)
+    got = apply_mrope(x, positions, mrope_section=(2, 1, 1), interleaved=True)
+    bound = 64 * 45 * 2.0**-52
+    np.testing.assert_allclose(got, want, rtol=0, atol=bound)
+    assert_moved(got, apply_mrope(x, positions, mrope_section=(2, 1, 1)), bound, "M-RoPE interleaved")
 
 @check(("axial", "reference", "base"))
 def check_axial_base(method, where, option):

@@ -3,6 +3,7 @@
 import math
 
 import keras
+import mpmath
 import numpy as np
 import pytest
 
@@ -99,3 +100,12 @@ def test_window_and_sinks_through_the_harness(check):
 def test_window_and_sinks_load_in_a_fresh_process(tmp_path):
     save_for_fresh_process({"sinks": (PositionalSelfAttention, SINK_EXAMPLE)}, tmp_path)
     assert load_in_fresh_process(tmp_path) == {"sinks": "PositionalSelfAttention"}
+
+
+def test_sink_logits_are_not_rounded_to_float32():
+    # 1 + 2**-30 has no float32 (it rounds to 1): the weight of one key of score 0 beside it is
+    # 1 / (1 + e^(1 + 2**-30)), which float32 rounding would move by about 2e-10 (7e-10 of its size)
+    with mpmath.workdps(40):
+        exact = float(1 / (1 + mpmath.exp(1 + mpmath.mpf(2) ** -30)))
+    got = softmax_with_sink(np.zeros((1, 1, 1)), [1 + 2.0**-30])[0, 0, 0]
+    assert abs(got - exact) <= 4 * 2.0**-52 * exact

@@ -42,3 +42,16 @@ def check_steps(layer_name: str, steps, max_length: int):
         with tf.control_dependencies([check]):
             steps = tf.identity(steps)
     return steps
+
+
+def check_rows(layer_name: str, start: int, steps, max_length: int) -> None:
+    """Raise if rows ``start`` to ``start + steps - 1`` pass the table's ``max_length`` rows.
+
+    >>> check_rows("LearnedPositionEmbedding", 60, 5, 64)
+    Traceback (most recent call last):
+    ...
+    ValueError: LearnedPositionEmbedding: start=60 plus 5 steps passes max_length 64; build the layer with a larger max_length
+    """
+    if isinstance(steps, int) and start + steps > max_length:
+        raise ValueError(f"{layer_name}: start={start} plus {steps} steps passes max_length {max_length}; "
+                         "build the layer with a larger max_length")

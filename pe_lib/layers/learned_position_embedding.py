@@ -6,7 +6,7 @@ import keras
 from keras import ops
 
 from pe_lib._checks import require_int
-from pe_lib.layers._length_check import check_steps
+from pe_lib.layers._length_check import check_rows, check_steps
 from pe_lib.layers.positional_encoding import check_input_shape
 
 
@@ -18,7 +18,9 @@ class LearnedPositionEmbedding(keras.layers.Layer):
     weight like any other, trained by backpropagation, so it costs
     ``max_length * depth`` parameters, and a row that no training sequence
     reached stays at its initial value. Each call crops the table to the
-    number of steps of its input and adds it to every sequence in the batch.
+    number of steps of its input and adds it to every sequence in the batch;
+    ``layer(x, start=t)`` adds rows ``t`` onwards instead, for cached
+    decoding one step at a time.
 
     The layer passes any Keras mask through unchanged. An input longer than
     ``max_length`` raises ``ValueError`` (or, for a length known only at run
@@ -59,12 +61,15 @@ class LearnedPositionEmbedding(keras.layers.Layer):
             name="table", shape=(self.max_length, self.depth),
             initializer=self.initializer, trainable=True)
 
-    def call(self, inputs):
+    def call(self, inputs, start=0):
         check_input_shape(type(self).__name__, inputs.shape, self.depth)
+        start = require_int("start", start, minimum=0)
         steps = check_steps(type(self).__name__, ops.shape(inputs)[-2],
                             self.max_length)
+        if start:  # cached decoding: rows start, start + 1, ...
+            check_rows(type(self).__name__, start, steps, self.max_length)
         # crop to the input's steps; the batch axis broadcasts
-        return inputs + ops.cast(self.table[:steps], inputs.dtype)
+        return inputs + ops.cast(self.table[start:start + steps], inputs.dtype)
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape)

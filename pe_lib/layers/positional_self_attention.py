@@ -3,6 +3,7 @@ r"""Causal multi-head self-attention that takes its positions from the registry.
 from __future__ import annotations
 
 import inspect
+from typing import NamedTuple
 
 import keras
 import numpy as np
@@ -13,7 +14,25 @@ from pe_lib._checks import require_int, require_positive_float
 from pe_lib.layers._masking import masked_score
 from pe_lib.layers.shaw_relative_positions import ShawRelativePositions
 from pe_lib.methods import get_method
+from pe_lib.rope_scaling import FOLLOW_LENGTH
 
+
+class Placement(NamedTuple):
+    """Where a block of queries and its keys sit: steps, positions, pads, documents.
+
+    ``past_steps`` keys (a cache) come before the block's own steps; every
+    ``(batch, keys)`` field covers them all, the queries being the last
+    ``steps`` of them.
+    """
+
+    past_steps: object  #: steps held in the cache before this block
+    steps: object  #: steps of this block (its queries)
+    query_positions: object  #: ``(batch, steps)``, or ``(axes, batch, steps)`` for M-RoPE
+    key_positions: object  #: ``(batch, keys)``, or ``(axes, batch, keys)``
+    key_mask: object  #: ``(batch, keys)`` int32, 1 for a token, 0 for a pad
+    documents: object  #: ``(batch, keys)`` int32, the packed document of each step, or None
+    document_starts: object  #: ``(batch, keys)`` int32, the step where each step's document starts, or None
+    blocks: object  #: ``(batch, keys)`` int32, the image block of each step (-1 for text)
 
 
 @keras.saving.register_keras_serializable(package="pe_lib")
@@ -39,7 +58,7 @@ class PositionalSelfAttention(keras.layers.Layer):
     values is concatenated with the others and projected back to the input
     depth. Nothing in the layer depends on a maximum length.
 
-    Three options change the attention itself, as released models do
+    Options that change the attention itself, as released models do
     (:mod:`pe_lib.layer_schemes` builds them per layer):
 
     - ``window`` keys at most per query, itself included, and the first
@@ -52,7 +71,41 @@ class PositionalSelfAttention(keras.layers.Layer):
       ``{"kind": "llama4"}`` and the other kinds of
       :func:`pe_lib.temperature.query_temperature` (Llama 4's
       ``attn_temperature_tuning`` in its NoPE layers), applied after any
-      rotation.
+      rotation. Its ``"index"`` says which number of the query it reads:
+      ``"position"`` (the default: the position, which restarts in each
+      packed document and skips pads) or ``"cache_position"`` (the step in
+      the row, pads and earlier documents counted, plus the cached steps:
+      ``arange(T) + past_seen_tokens``, as Hugging Face's
+      ``Llama4TextAttention`` indexes it). They agree on a row of one
+      document without pads;
+    - ``chunk_size``: Llama 4's chunked attention (``attention_chunk_size``):
+      the steps of a document are cut into chunks of this many, counted from
+      its first token, and a query sees the keys of its own chunk only;
+    - ``qk_norm``: Llama 4's ``use_qk_norm``: after the rotation, each query
+      and key is divided by its root mean square
+      (:math:`x / \sqrt{\overline{x^2} + \epsilon}`, ``qk_norm_epsilon``
+      :math:`\epsilon`, Hugging Face's ``rms_norm_eps``), no weight; RoPE
+      methods only.
+
+    *Padding and packing.* ``attention_mask`` ``(batch, steps)`` marks tokens
+    with 1 and pads with 0, on either side of a row: no query sees a pad,
+    and a pad's output is 0. Without ``position_ids``, a token's position is
+    the number of tokens before it in its row, as Hugging Face's generation
+    computes them for left padding (``cumsum(mask) - 1``). ``position_ids``
+    give rows of packed documents (see :meth:`call`). ``block_ids``
+    ``(batch, steps)`` let the tokens of one image see each other both ways,
+    as Gemma 3's do: a query also sees every key of its own block (a number
+    0 or more; -1 for text, :func:`pe_lib.position_ids.image_blocks`), the
+    window still applying (Hugging Face's ``blockwise_overlay``).
+
+    *Cached decoding.* :meth:`decode` runs a block of new steps against the
+    keys and values of the earlier ones and returns the grown cache, a dict
+    of tensors (see :meth:`empty_cache`); each step's output equals the same
+    row of one pass over the whole sequence. The cache holds keys before
+    any rotation, and each call rotates them all with the query's length,
+    so that dynamic NTK and LongRoPE's switch at ``original_length`` give
+    every key the rates of the current length (Hugging Face's Phi-3
+    recomputes its cache at that switch for the same reason).
 
     Args:
         heads: number of heads.
@@ -62,13 +115,17 @@ class PositionalSelfAttention(keras.layers.Layer):
         method_options: more arguments for the method's layer, e.g.
             ``{"scale": 4.0}`` for ``"rope_pi"``, ``{"scale": 4.0,
             "original_length": 16}`` for ``"rope_yarn"``,
-            ``{"max_distance": 8}`` for ``"shaw"``.
+            ``{"max_distance": 8}`` for ``"shaw"``,
+            ``{"mrope_section": (1, 1, 2)}`` for M-RoPE.
             A scores layer gets ``heads`` from this layer, and T5's buckets are
             causal (``bidirectional=False``) unless said otherwise.
         window: the most keys a query sees (a sliding window), or ``None``.
         sink_tokens: first keys kept visible beside the window.
         sink_logit: whether each head learns a sink logit.
         temperature: ``None`` or ``{"kind": ..., **options}``.
+        chunk_size: steps per chunk of chunked attention, or ``None``.
+        qk_norm: whether queries and keys are normalised after the rotation.
+        qk_norm_epsilon: the :math:`\epsilon` of ``qk_norm``.
         **kwargs: other arguments for ``keras.layers.Layer``, such as ``name``.
 
     Example:
@@ -86,11 +143,27 @@ class PositionalSelfAttention(keras.layers.Layer):
     ...                                temperature={"kind": "llama4", "floor_scale": 4})
     >>> tuple(nope(np.zeros((1, 9, 8), dtype="float32")).shape), nope.count_params()
     ((1, 9, 8), 258)
+
+    Decoding with a cache: a prompt of 5 steps, then one step at a time; each
+    step's output is the same row of the pass over all 7 steps:
+
+    >>> rope = PositionalSelfAttention(heads=2, key_dim=4, method="rope")
+    >>> x = np.random.default_rng(0).normal(size=(1, 7, 8)).astype("float32")
+    >>> full = keras.ops.convert_to_numpy(rope(x))
+    >>> out, cache = rope.decode(x[:, :5])
+    >>> for step in (5, 6):
+    ...     out, cache = rope.decode(x[:, step:step + 1], cache)
+    ...     print(step, bool(np.allclose(out, full[:, step:step + 1], atol=1e-5)))
+    5 True
+    6 True
+    >>> tuple(cache["keys"].shape)  # (batch, heads, steps so far, key_dim)
+    (1, 2, 7, 4)
     """
 
     def __init__(self, heads: int, key_dim: int, method: str = "none", base: float = 10000.0,
                  method_options: dict | None = None, *, window: int | None = None, sink_tokens: int = 0,
-                 sink_logit: bool = False, temperature: dict | None = None, **kwargs):
+                 sink_logit: bool = False, temperature: dict | None = None, chunk_size: int | None = None,
+                 qk_norm: bool = False, qk_norm_epsilon: float = 1e-5, **kwargs):
         super().__init__(**kwargs)
         self.window = None if window is None else require_int("window", window, minimum=1)
         self.sink_tokens = require_int("sink_tokens", sink_tokens, minimum=0)
@@ -99,6 +172,11 @@ class PositionalSelfAttention(keras.layers.Layer):
         if not isinstance(sink_logit, bool):
             raise TypeError(f"sink_logit must be True or False, got {sink_logit!r}")
         self.sink_logit = sink_logit
+        self.chunk_size = None if chunk_size is None else require_int("chunk_size", chunk_size, minimum=1)
+        if not isinstance(qk_norm, bool):
+            raise TypeError(f"qk_norm must be True or False, got {qk_norm!r}")
+        self.qk_norm = qk_norm
+        self.qk_norm_epsilon = require_positive_float("qk_norm_epsilon", qk_norm_epsilon)
         self.temperature = None
         if temperature is not None:
             if not isinstance(temperature, dict) or "kind" not in temperature:
@@ -113,12 +191,19 @@ class PositionalSelfAttention(keras.layers.Layer):
         self.base = require_positive_float("base", base)
         self.method_options = dict(method_options or {})
         self.acts_on = entry.acts_on
+        if qk_norm and self.acts_on != "queries and keys":
+            raise ValueError(f"qk_norm=True is for RoPE methods (Llama 4 normalises in its RoPE layers only), "
+                             f"got method={self.method!r}")
         self.positions = None
+        #: position axes per step: 1, or the number of M-RoPE's sections
+        self.position_axes = 1
         if entry.acts_on == "queries and keys":
             if self.key_dim % 2:
                 raise ValueError(f"key_dim must be even for RoPE (it rotates features in pairs), got {key_dim}")
             self.positions = entry.layer(method=self.method, base=self.base, sequence_axis=2,
                                          name="positions", dtype=self.dtype_policy, **self.method_options)
+            if self.positions.mrope_section is not None:
+                self.position_axes = len(self.positions.mrope_section)
         elif entry.acts_on == "scores":
             options = dict(self.method_options)
             if "heads" in inspect.signature(entry.layer).parameters:
@@ -126,6 +211,9 @@ class PositionalSelfAttention(keras.layers.Layer):
             if "bidirectional" in inspect.signature(entry.layer).parameters:
                 options.setdefault("bidirectional", False)
             self.positions = entry.layer(name="positions", dtype=self.dtype_policy, **options)
+        if self.temperature is not None and self.temperature["index"] == "position" and self.position_axes > 1:
+            raise ValueError("a temperature indexed by 'position' needs one position per step; with "
+                             f"mrope_section give the temperature index='cache_position', got {temperature!r}")
 
     def build(self, input_shape) -> None:
         if len(input_shape) != 3 or input_shape[-1] is None:
@@ -144,67 +232,133 @@ class PositionalSelfAttention(keras.layers.Layer):
         if self.acts_on == "scores" and not self.positions.built:
             self.positions.build((None, self.heads, None, self.key_dim))
 
-    def _split_heads(self, x, steps):
-        x = ops.reshape(x, (ops.shape(x)[0], steps, self.heads, self.key_dim))
+    def _split_heads(self, x):
+        x = ops.reshape(x, (ops.shape(x)[0], ops.shape(x)[1], self.heads, self.key_dim))
         return ops.transpose(x, (0, 2, 1, 3))  # (batch, heads, steps, key_dim)
 
-    def scores(self, inputs, position_ids=None):
-        """The ``(batch, heads, steps, steps)`` scores before the softmax.
+    def scores(self, inputs, position_ids=None, attention_mask=None,
+               cache=None, block_ids=None):
+        """The ``(batch, heads, steps, keys)`` scores before the softmax.
 
         A method acts in one of two places: RoPE rotates each head's
         queries and keys; a ``"scores"`` method (ALiBi, T5, Shaw) adds its
         term to every score. ``_mask`` then hides the keys that a query
-        may not see.
+        may not see. A ``cache`` (:meth:`decode`) puts earlier keys first.
         """
-        steps = ops.shape(inputs)[1]
-        queries = self._split_heads(self.query(inputs), steps)
-        keys = self._split_heads(self.key(inputs), steps)
+        where = self._place(inputs, position_ids, attention_mask, cache, block_ids)
+        queries = self._split_heads(self.query(inputs))
+        keys = self._with_cache(self._split_heads(self.key(inputs)), cache, "keys")
         if self.acts_on == "queries and keys":  # RoPE
-            queries = self.positions(queries, positions=position_ids)
-            keys = self.positions(keys, positions=position_ids)
+            queries = self._rotate(queries, where.query_positions, where)
+            keys = self._rotate(keys, where.key_positions, where)
+        if self.qk_norm:  # Llama 4: both normalised after the rotation
+            queries, keys = self._normalize(queries), self._normalize(keys)
         if self.temperature is not None:
-            queries = self._apply_temperature(queries, steps, position_ids)
+            queries = self._apply_temperature(queries, where)
         keys_t = ops.transpose(keys, (0, 1, 3, 2))
         scores = ops.matmul(queries, keys_t) / float(np.sqrt(self.key_dim))
         if self.acts_on == "scores":  # ALiBi, T5, Shaw
-            term = self._scores_term(inputs, queries)
+            term = self._scores_term(inputs, queries, keys)
             scores = scores + ops.cast(term, scores.dtype)
-        return self._mask(scores, steps, position_ids)
+        return self._mask(scores, where)
 
-    def _apply_temperature(self, queries, steps, position_ids=None):
-        """Each query times its temperature factor (after any rotation)."""
-        factor = self._query_temperature(steps, position_ids)
-        factor = factor if position_ids is None else factor[:, None]  # (batch, 1, steps)
-        return queries * ops.cast(factor, queries.dtype)[..., None]
+    # --- where the steps are -----------------------------------------------------------
 
-    def _mask(self, scores, steps, position_ids=None):
-        """The scores, with those of keys a query may not see replaced.
+    def _with_cache(self, tensor, cache, name):
+        """``tensor`` ``(batch, heads, steps, key_dim)`` after the cached ones of ``name``."""
+        if cache is None:
+            return tensor
+        return ops.concatenate([ops.cast(cache[name], tensor.dtype), tensor], axis=2)
 
-        Hidden: keys after the query, keys outside the ``window`` (but for
-        the first ``sink_tokens``) and, with ``position_ids`` (packed
-        documents, see :meth:`call`), keys of other documents. They hold a
-        large negative score that the compute dtype can represent: -1e9, or
-        -32752 in float16, whose range ends at 65504.
+    def _place(self, inputs, position_ids, attention_mask, cache, block_ids=None) -> Placement:
+        """The positions, pads and documents of the block and of the keys before it."""
+        batch, steps = ops.shape(inputs)[0], ops.shape(inputs)[1]
+        if attention_mask is None:
+            mask = ops.ones((batch, steps), dtype="int32")
+        else:
+            mask = ops.cast(ops.convert_to_tensor(attention_mask), "int32")
+            if tuple(mask.shape) != tuple(inputs.shape[:2]) and None not in tuple(inputs.shape[:2]):
+                raise ValueError(f"{self.name}: attention_mask must have shape (batch, steps) = "
+                                 f"{tuple(inputs.shape[:2])}, got shape {tuple(mask.shape)}")
+        past_steps = 0 if cache is None else ops.shape(cache["mask"])[1]
+        if position_ids is None:
+            start = ops.zeros((batch,), "int32") if cache is None else self._next_position(cache)
+            positions = ops.where(mask == 1, start[:, None] + ops.cumsum(mask, axis=-1) - 1, 0)
+            if self.position_axes > 1:
+                positions = ops.broadcast_to(positions[None], (self.position_axes, batch, steps))
+        else:
+            positions = self._given_positions(position_ids, batch, steps)
+        key_mask, key_positions = mask, positions
+        if cache is not None:
+            key_mask = ops.concatenate([ops.cast(cache["mask"], "int32"), mask], axis=-1)
+            key_positions = ops.concatenate([ops.cast(cache["positions"], "int32"), positions], axis=-1)
+        documents = starts = None
+        if self.position_axes == 1:
+            documents, starts = _documents(key_positions, key_mask)
+        blocks = -ops.ones((batch, steps), "int32") if block_ids is None else ops.cast(block_ids, "int32")
+        if cache is not None:
+            blocks = ops.concatenate([ops.cast(cache["blocks"], "int32"), blocks], axis=-1)
+        return Placement(past_steps, steps, positions, key_positions, key_mask, documents, starts, blocks)
+
+    def _given_positions(self, position_ids, batch, steps):
+        positions = ops.cast(ops.convert_to_tensor(position_ids), "int32")
+        wanted = (batch, steps) if self.position_axes == 1 else (self.position_axes, batch, steps)
+        if len(positions.shape) == len(wanted) - 1:  # one row of positions for the whole batch
+            positions = ops.broadcast_to(ops.expand_dims(positions, -2), wanted)
+        if len(positions.shape) != len(wanted):
+            names = "(batch, steps)" if self.position_axes == 1 else f"({self.position_axes}, batch, steps)"
+            raise ValueError(f"{self.name}: position_ids must have shape {names}, got shape "
+                             f"{tuple(positions.shape)}")
+        return positions
+
+    def _next_position(self, cache):
+        """``(batch,)``: the position after the last token of each row of ``cache`` (0 if it has none).
+
+        One axis: the last token's position plus one. M-RoPE: the largest
+        position of any axis plus one, Hugging Face's ``cache_position +
+        rope_deltas`` for the text after an image.
         """
-        where = ops.arange(steps)
-        behind = where[:, None] - where[None, :]  # i - j
-        visible = behind >= 0
-        if self.window is not None:
-            visible = ops.logical_and(
-                visible, ops.logical_or(behind < self.window, where[None, :] < self.sink_tokens))
-        if position_ids is not None:  # packed documents: a key of another document is never seen
-            steps_between = ops.diff(ops.cast(position_ids, "int32"), axis=-1)
-            starts = ops.cast(ops.not_equal(steps_between, 1), "int32")
-            documents = ops.concatenate([ops.zeros_like(starts[:, :1]), ops.cumsum(starts, axis=-1)], axis=-1)
-            same = ops.equal(documents[:, :, None], documents[:, None, :])[:, None]
-            visible = ops.logical_and(visible, same)
-        return ops.where(visible, scores, ops.full_like(scores, masked_score(scores.dtype)))
+        # a first step of -1 for the pad of -1 (the max of a row of none)
+        mask = ops.pad(ops.cast(cache["mask"], "int32"), ((0, 0), (1, 0)))
+        positions = ops.cast(cache["positions"], "int32")
+        if self.position_axes > 1:
+            positions = ops.pad(positions, ((0, 0), (0, 0), (1, 0)), constant_values=-1)
+            return ops.max(ops.where(mask[None] == 1, positions, -1), axis=(0, 2)) + 1
+        positions = ops.pad(positions, ((0, 0), (1, 0)), constant_values=-1)
+        steps = ops.arange(ops.shape(mask)[1], dtype="int32")
+        last = ops.max(ops.where(mask == 1, steps[None], 0), axis=-1)  # 0: no token
+        return ops.take_along_axis(positions, last[:, None], axis=-1)[:, 0] + 1
 
-    def _query_temperature(self, steps, position_ids=None):
-        """The factor of each query, ``(steps,)`` or ``(batch, steps)``, in float32 (float64 under a float64 policy)."""
+    # --- what the method and the options do ----------------------------------------------
+
+    def _rotate(self, x, positions, where):
+        """RoPE on ``x`` ``(batch, heads, steps, key_dim)`` at ``positions``, at the length of all keys."""
+        if self.method in FOLLOW_LENGTH:
+            length = ops.max(ops.where(where.key_mask == 1, where.key_positions, 0)) + 1
+            return self.positions(x, positions=positions, length=length)
+        return self.positions(x, positions=positions)
+
+    def _normalize(self, x):
+        """``x`` divided by its root mean square over the features (Llama 4's ``Llama4TextL2Norm``)."""
+        exact = "float64" if self.compute_dtype == "float64" else "float32"
+        values = ops.cast(x, exact)
+        mean_square = ops.mean(ops.square(values), axis=-1, keepdims=True)
+        return ops.cast(values * ops.rsqrt(mean_square + self.qk_norm_epsilon), x.dtype)
+
+    def _apply_temperature(self, queries, where):
+        """Each query times its temperature factor (after any rotation)."""
+        factor = self._query_temperature(where)  # (batch, steps)
+        return queries * ops.cast(factor, queries.dtype)[:, None, :, None]
+
+    def _query_temperature(self, where):
+        """The factor of each query, ``(batch, steps)``, in float32 (float64 under a float64 policy)."""
         exact = "float64" if self.compute_dtype == "float64" else "float32"
         options = self.temperature
-        positions = ops.arange(steps, dtype="int32") if position_ids is None else ops.cast(position_ids, "int32")
+        if options["index"] == "cache_position":
+            steps = ops.arange(where.steps, dtype="int32") + where.past_steps
+            positions = ops.broadcast_to(steps[None], (ops.shape(where.key_mask)[0], where.steps))
+        else:
+            positions = where.query_positions
         if options["kind"] == "llama4":
             floors = ops.floor_divide(positions + 1, options["floor_scale"])  # exact, in integers
             return 1.0 + options["attn_scale"] * ops.log1p(ops.cast(floors, exact))
@@ -215,6 +369,37 @@ class PositionalSelfAttention(keras.layers.Layer):
                              ops.ones_like(count))
         return ops.full(ops.shape(positions), options["factor"], dtype=exact)
 
+    def _mask(self, scores, where):
+        """The scores, with those of keys a query may not see replaced.
+
+        Hidden: keys after the query, keys outside the ``window`` (but for
+        the first ``sink_tokens``), pads, keys of another packed document
+        and, with ``chunk_size``, of another chunk. They hold a large
+        negative score that the compute dtype can represent: -1e9, or
+        -32752 in float16, whose range ends at 65504.
+        """
+        keys = ops.shape(where.key_mask)[1]
+        key_steps = ops.arange(keys, dtype="int32")
+        query_steps = key_steps[keys - where.steps:]
+        behind = query_steps[:, None] - key_steps[None, :]  # i - j, in steps
+        query_blocks = where.blocks[:, keys - where.steps:, None]
+        same_block = ops.logical_and(query_blocks >= 0, ops.equal(query_blocks, where.blocks[:, None, :]))
+        visible = ops.logical_or((behind >= 0)[None], same_block)  # (batch, q, k)
+        if self.window is not None:
+            visible = ops.logical_and(visible, ops.logical_or(
+                behind < self.window, key_steps[None, :] < self.sink_tokens)[None])  # later keys: a block's
+        visible = ops.logical_and(visible, (where.key_mask == 1)[:, None, :])
+        if where.documents is not None:  # packed documents: a key of another document is never seen
+            query_documents = where.documents[:, keys - where.steps:]
+            same = ops.equal(query_documents[:, :, None], where.documents[:, None, :])
+            visible = ops.logical_and(visible, same)
+        if self.chunk_size is not None:
+            chunks = ops.floor_divide(key_steps[None] - where.document_starts, self.chunk_size)
+            same = ops.equal(chunks[:, keys - where.steps:, None], chunks[:, None, :])
+            visible = ops.logical_and(visible, same)
+        visible = visible[:, None]  # (batch, 1, q, k)
+        return ops.where(visible, scores, ops.full_like(scores, masked_score(scores.dtype)))
+
     def _softmax(self, scores):
         """Softmax over the keys, with each head's sink logit as an extra key when asked for."""
         if not self.sink_logit:
@@ -223,34 +408,92 @@ class PositionalSelfAttention(keras.layers.Layer):
         sink = ops.broadcast_to(sink, tuple(ops.shape(scores)[:-1]) + (1,))
         return ops.softmax(ops.concatenate([scores, sink], axis=-1), axis=-1)[..., :-1]
 
-    def _scores_term(self, inputs, queries):
+    def _scores_term(self, inputs, queries, keys):
         r"""What a ``"scores"`` method adds to the scores, ``(batch, heads, q, k)``.
 
-        ALiBi's penalty and T5's bucket scalars depend only on the number of
-        steps, read from ``inputs``; Shaw's term :math:`q_i \cdot w^K_{ij}`
-        needs the projected queries.
+        ALiBi's penalty and T5's bucket scalars depend only on the numbers of
+        queries and keys (the queries are the last steps); Shaw's term
+        :math:`q_i \cdot w^K_{ij}` needs the projected queries.
         """
         if isinstance(self.positions, ShawRelativePositions):
-            return self.positions(queries)  # q_i . w_ij per head, from the projected queries
-        return self.positions(inputs)
+            return self.positions(queries, keys)  # q_i . w_ij per head, from the projected queries
+        return self.positions(inputs, keys[:, 0])
 
-    def call(self, inputs, position_ids=None):
+    # --- the layer ---------------------------------------------------------------------
+
+    def call(self, inputs, position_ids=None, attention_mask=None, cache=None, block_ids=None):
         """Attend over ``inputs`` ``(batch, steps, depth)``.
 
         ``position_ids`` ``(batch, steps)``, for rows of packed documents
         (:func:`pe_lib.position_ids.packed_position_ids`): each document's
         positions start again at 0, RoPE and the temperature use them, and a
         query sees only the keys of its own document, which starts wherever a
-        position is not the previous one plus one (Hugging Face's
-        ``find_packed_sequence_indices``).
+        token's position is not the previous token's plus one (Hugging Face's
+        ``find_packed_sequence_indices``; pads are skipped, never a document).
+        With M-RoPE (``mrope_section``) they are ``(axes, batch, steps)``,
+        e.g. from :func:`pe_lib.position_ids.mrope_position_ids`.
+
+        ``attention_mask`` ``(batch, steps)``: 1 for a token, 0 for a pad.
+        ``block_ids`` ``(batch, steps)``: image blocks seen both ways (-1: text).
+
+        With a ``cache`` (:meth:`decode`) the call returns ``(outputs, cache)``.
         """
-        steps = ops.shape(inputs)[1]
-        weights = self._softmax(self.scores(inputs, position_ids))
-        mixed = ops.matmul(weights, self._split_heads(self.value(inputs), steps))
+        weights = self._softmax(self.scores(inputs, position_ids, attention_mask, cache, block_ids))
+        if attention_mask is not None:  # a pad attends to nothing: its output is 0
+            weights = weights * ops.cast(attention_mask, weights.dtype)[:, None, :, None]
+        values = self._with_cache(self._split_heads(self.value(inputs)), cache, "values")
+        mixed = ops.matmul(weights, ops.cast(values, weights.dtype))
         if hasattr(self.positions, "value_term"):  # Shaw's value vectors
             mixed = mixed + self.positions.value_term(weights)
-        mixed = ops.reshape(ops.transpose(mixed, (0, 2, 1, 3)), (ops.shape(inputs)[0], steps, -1))
-        return self.output_projection(mixed)
+        mixed = ops.reshape(ops.transpose(mixed, (0, 2, 1, 3)), (ops.shape(inputs)[0], ops.shape(inputs)[1], -1))
+        outputs = self.output_projection(mixed)
+        if cache is None:
+            return outputs
+        return outputs, self._grown_cache(inputs, position_ids, attention_mask, cache, block_ids)
+
+    def _grown_cache(self, inputs, position_ids, attention_mask, cache, block_ids) -> dict:
+        where = self._place(inputs, position_ids, attention_mask, cache, block_ids)
+        return {
+            "keys": self._with_cache(self._split_heads(self.key(inputs)), cache, "keys"),
+            "values": self._with_cache(self._split_heads(self.value(inputs)), cache, "values"),
+            "positions": where.key_positions,
+            "mask": where.key_mask,
+            "blocks": where.blocks,
+        }
+
+    def empty_cache(self, batch: int) -> dict:
+        """A cache of no steps for ``batch`` rows: what :meth:`decode` starts from.
+
+        ``"keys"`` and ``"values"`` ``(batch, heads, steps, key_dim)`` (keys
+        before any rotation), ``"positions"`` ``(batch, steps)`` (``(axes,
+        batch, steps)`` for M-RoPE), ``"mask"`` and ``"blocks"`` ``(batch, steps)``.
+
+        >>> cache = PositionalSelfAttention(heads=2, key_dim=4).empty_cache(3)
+        >>> {name: tuple(value.shape) for name, value in cache.items()}
+        {'keys': (3, 2, 0, 4), 'values': (3, 2, 0, 4), 'positions': (3, 0), 'mask': (3, 0), 'blocks': (3, 0)}
+        """
+        batch = require_int("batch", batch, minimum=1)
+        positions = (batch, 0) if self.position_axes == 1 else (self.position_axes, batch, 0)
+        return {"keys": ops.zeros((batch, self.heads, 0, self.key_dim), self.compute_dtype),
+                "values": ops.zeros((batch, self.heads, 0, self.key_dim), self.compute_dtype),
+                "positions": ops.zeros(positions, "int32"), "mask": ops.zeros((batch, 0), "int32"),
+                "blocks": ops.zeros((batch, 0), "int32")}
+
+    def decode(self, inputs, cache=None, *, position_ids=None, attention_mask=None, block_ids=None):
+        """Attend from new steps ``inputs`` ``(batch, steps, depth)`` to them and to the ``cache``.
+
+        Returns ``(outputs, cache)``: the outputs of the new steps, and the
+        cache grown by them. Start with ``cache=None`` (the prompt, padded
+        with ``attention_mask`` as :meth:`call` takes it), then give each call
+        the cache the last one returned. Positions continue from the last
+        token's (one past the largest of any axis for M-RoPE) unless
+        ``position_ids`` are given; the temperature's ``"cache_position"``
+        counts the cached steps.
+        """
+        if cache is None:
+            cache = self.empty_cache(int(ops.shape(inputs)[0]))
+        return self(inputs, position_ids=position_ids, attention_mask=attention_mask, cache=cache,
+                    block_ids=block_ids)
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape)
@@ -260,6 +503,29 @@ class PositionalSelfAttention(keras.layers.Layer):
         config.update({
             "heads": self.heads, "key_dim": self.key_dim, "method": self.method, "base": self.base,
             "method_options": self.method_options, "window": self.window, "sink_tokens": self.sink_tokens,
-            "sink_logit": self.sink_logit, "temperature": self.temperature,
+            "sink_logit": self.sink_logit, "temperature": self.temperature, "chunk_size": self.chunk_size,
+            "qk_norm": self.qk_norm, "qk_norm_epsilon": self.qk_norm_epsilon,
         })
         return config
+
+
+def _documents(positions, mask):
+    """The packed document of each step and the step where it starts, both ``(batch, steps)`` int32.
+
+    A token starts a document if it is its row's first token or its position
+    is not the previous token's plus one; pads start none and belong to the
+    document before them (0 before the first token).
+    """
+    steps = ops.shape(mask)[1]
+    where = ops.arange(steps, dtype="int32")[None]
+    count = ops.cumsum(mask, axis=-1)  # tokens up to each step
+    # the steps of the tokens, in order, then the pads
+    order = ops.cast(ops.argsort(ops.where(mask == 1, where, steps + where), axis=-1), "int32")
+    token_positions = ops.take_along_axis(positions, order, axis=-1)
+    previous = ops.take_along_axis(token_positions, ops.maximum(count - 2, 0), axis=-1)
+    starts = ops.logical_and(mask == 1, ops.logical_or(count == 1, ops.not_equal(positions, previous + 1)))
+    starts = ops.cast(starts, "int32")
+    documents = ops.cumsum(starts, axis=-1)
+    start_order = ops.cast(ops.argsort(ops.where(starts == 1, where, steps + where), axis=-1), "int32")
+    start_steps = ops.take_along_axis(start_order, ops.maximum(documents - 1, 0), axis=-1)
+    return documents, start_steps

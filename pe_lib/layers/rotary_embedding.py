@@ -142,6 +142,16 @@ class RotaryEmbedding(keras.layers.Layer):
             of twice its pairs, as 2-D axial RoPE does for image patches
             (:func:`pe_lib.multimodal_rope.apply_axial_rope`; plain
             ``"rope"`` only).
+        mrope_interleaved: with ``mrope_section``, deal the pairs out to the
+            axes in turn, Qwen3-VL's interleaved M-RoPE
+            (:func:`pe_lib.multimodal_rope.pair_axes`).
+        proportional: Hugging Face's ``rope_type="proportional"`` (Gemma 4):
+            the first ``int(rotary_fraction * depth // 2)`` pairs of the whole
+            head (feature :math:`i` with :math:`i + d/2`) turn with the rates
+            of the whole head, :math:`N^{-2i/d}` (divided by ``scale`` with
+            ``"rope_pi"``), and the other pairs do not turn (rate 0). Unlike
+            plain partial rotary, the turned features are not the first ones
+            and their rates are not those of a narrower head.
         short_factor, long_factor: ``"rope_longrope"``'s factors, one per
             rotated pair (lists of numbers; all ones when left out, as plain
             RoPE); ``attention_factor`` replaces its
@@ -178,7 +188,8 @@ class RotaryEmbedding(keras.layers.Layer):
                  mscale: float | None = None, mscale_all_dim: float | None = None,
                  alpha: float | None = None, beta: float | None = None,
                  low_freq_factor: float | None = None, high_freq_factor: float | None = None,
-                 short_factor=None, long_factor=None, mrope_section=None, axial: bool = False, **kwargs):
+                 short_factor=None, long_factor=None, mrope_section=None, axial: bool = False,
+                 mrope_interleaved: bool = False, proportional: bool = False, **kwargs):
         # No autocasting: the rotation is computed in float32 or float64 whatever the
         # inputs' dtype, and _output_dtype picks the dtype of the result.
         kwargs.setdefault("autocast", False)
@@ -212,10 +223,24 @@ class RotaryEmbedding(keras.layers.Layer):
                              f"and method={self.method!r}")
         if mrope_section is not None and self.layout != "half-split":
             raise ValueError(f"mrope_section needs layout='half-split' (Qwen2-VL's), got {self.layout!r}")
+        for name, flag in (("mrope_interleaved", mrope_interleaved), ("proportional", proportional)):
+            if not isinstance(flag, bool):
+                raise TypeError(f"{name} must be True or False, got {flag!r}")
+        if mrope_interleaved and (mrope_section is None or axial):
+            raise ValueError(f"mrope_interleaved=True needs mrope_section and not axial, got "
+                             f"mrope_section={mrope_section!r}, axial={axial!r}")
+        if proportional and (self.method not in ("rope", "rope_pi") or self.layout != "half-split"
+                             or mrope_section is not None):
+            raise ValueError(f"proportional=True is for methods 'rope' and 'rope_pi' in the half-split layout "
+                             f"without mrope_section (Gemma 4's), got method={self.method!r}, "
+                             f"layout={self.layout!r}")
         #: pairs per position axis (M-RoPE, axial RoPE), or ``None`` for one position per step
         self.mrope_section = None if mrope_section is None else tuple(int(n) for n in mrope_section)
-        self._pair_axes = None if mrope_section is None else pair_axes(self.mrope_section)
+        self._pair_axes = None if mrope_section is None else pair_axes(self.mrope_section,
+                                                                        interleaved=mrope_interleaved)
         self.axial = axial
+        self.mrope_interleaved = mrope_interleaved
+        self.proportional = proportional
         self._rate_options, factor_options = rope_scaling.split_options(self.method, self.options)
         #: the scale :math:`s` the rates use
         self.effective_scale = self._resolve_scale()
@@ -255,14 +280,14 @@ class RotaryEmbedding(keras.layers.Layer):
     def build(self, input_shape) -> None:
         _, feature = self._axes(len(input_shape))
         depth = input_shape[feature]
-        if depth is None or (depth % 2 and self.rotary_fraction == 1.0):
+        if depth is None or (depth % 2 and (self.rotary_fraction == 1.0 or self.proportional)):
             raise ValueError(
                 f"{self.name}: the feature axis must have a known even size (RoPE rotates pairs), "
                 f"got shape {tuple(input_shape)}"
             )
         self.depth = int(depth)
         try:
-            self.rotated_depth = rotary_depth(self.depth, self.rotary_fraction)
+            self.rotated_depth = self.depth if self.proportional else rotary_depth(self.depth, self.rotary_fraction)
         except ValueError as error:
             raise ValueError(f"{self.name}: inputs of shape {tuple(input_shape)}: {error}") from None
         if self.mrope_section is not None and self._pair_axes.size != self.rotated_depth // 2:
@@ -276,6 +301,9 @@ class RotaryEmbedding(keras.layers.Layer):
                                   **length, **self._rate_options)
         if self.axial:
             self.rates = np.concatenate([angle_rates(2 * count, base=self.base) for count in self.mrope_section])
+        if self.proportional:  # the pairs past int(fraction * d // 2) do not turn
+            self.rates = np.where(np.arange(self.depth // 2) < int(self.rotary_fraction * self.depth // 2),
+                                  self.rates, 0.0)
         self._tables = rotation_tables(self.rates)
         if self.method == "rope_longrope":
             long_rates = rope_scaling.scaled_rates(
@@ -388,13 +416,11 @@ class RotaryEmbedding(keras.layers.Layer):
         positions = ops.cast(positions, "int32")
         dtype = keras.backend.standardize_dtype(inputs.dtype)
         compute = "float64" if "float64" in (dtype, self.compute_dtype) else "float32"
-        cos_parts, sin_parts, first = [], [], 0
-        for axis, count in enumerate(self.mrope_section):
-            cos, sin = self._cos_sin(positions[axis], compute)
-            cos_parts.append(cos[..., first:first + count])
-            sin_parts.append(sin[..., first:first + count])
-            first += count
-        cos, sin = ops.concatenate(cos_parts, axis=-1), ops.concatenate(sin_parts, axis=-1)
+        cos = sin = 0.0
+        for axis in range(len(self.mrope_section)):  # each pair takes the angle of its axis (exactly: x 1 or 0)
+            axis_cos, axis_sin = self._cos_sin(positions[axis], compute)
+            chosen = ops.convert_to_tensor((self._pair_axes == axis).astype(np.float64), compute)
+            cos, sin = cos + axis_cos * chosen, sin + axis_sin * chosen
         if len(positions.shape) == 3:  # (axes, batch, sequence): one row of positions per batch entry
             cos = ops.reshape(cos, (ops.shape(cos)[0],) + (1,) * (rank - 3) + tuple(ops.shape(cos)[1:]))
             sin = ops.reshape(sin, ops.shape(cos))
@@ -428,7 +454,8 @@ class RotaryEmbedding(keras.layers.Layer):
             "original_length": self.original_length, "sequence_axis": self.sequence_axis,
             "feature_axis": self.feature_axis, "rotary_fraction": self.rotary_fraction,
             "max_length": self.max_length, "mrope_section": None if self.mrope_section is None
-            else list(self.mrope_section), "axial": self.axial,
+            else list(self.mrope_section), "axial": self.axial, "mrope_interleaved": self.mrope_interleaved,
+            "proportional": self.proportional,
         })
         config.update({name: self.options.get(name) for name in SCALING_OPTIONS})
         return config

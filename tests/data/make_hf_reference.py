@@ -345,6 +345,117 @@ def packed_and_padded() -> dict:
             "padded_position_ids": padded.tolist()}
 
 
+def llama4_chunks_norm_and_temperature() -> dict:
+    """Llama 4's chunked mask (left padding; packed documents), its L2 norm of queries and keys, and the
+    temperature of a NoPE layer on a packed row (indexed by cache position)."""
+    from transformers import Llama4TextConfig
+    from transformers.masking_utils import create_chunked_causal_mask
+    from transformers.models.llama4.modeling_llama4 import Llama4TextAttention, Llama4TextL2Norm
+
+    config = Llama4TextConfig(hidden_size=8, num_attention_heads=1, num_key_value_heads=1, head_dim=8,
+                              num_hidden_layers=4, attention_chunk_size=3)
+    config._attn_implementation = "eager"
+    masks = {}
+    for name, mask, positions in (("left_padded", torch.tensor([[0, 0, 1, 1, 1, 1, 1, 1]]), None),
+                                  ("packed", None, torch.tensor([[0, 1, 2, 3, 4, 0, 1, 2]]))):
+        made = create_chunked_causal_mask(config, torch.zeros(1, 8, 8), mask, None, position_ids=positions,
+                                          allow_is_causal_skip=False)
+        masks[name] = {"attention_mask": None if mask is None else mask.tolist(),
+                       "position_ids": None if positions is None else positions.tolist(),
+                       "visible": (made[0, 0] == 0).tolist()}
+    norm = Llama4TextL2Norm(config.rms_norm_eps)
+    x = random((3, 8), 21)
+    small = Llama4TextConfig(hidden_size=2, num_attention_heads=1, num_key_value_heads=1, head_dim=2,
+                             num_hidden_layers=4, attn_temperature_tuning=True, floor_scale=4, attn_scale=0.1)
+    small._attn_implementation = "capture"
+    nope = Llama4TextAttention(small, layer_idx=3)
+    with torch.no_grad():
+        nope.q_proj.weight.copy_(torch.eye(2))
+        nope(torch.ones(1, 19, 2), None, None, position_ids=torch.tensor([list(range(7)) + list(range(12))]))
+    return {"chunk_size": 3, "masks": masks, "rms_norm_eps": config.rms_norm_eps, "x": floats(x),
+            "normalized": floats(norm(x)), "use_qk_norm_in_nope_layers": False,
+            "packed_lengths": [7, 12], "floor_scale": 4, "attn_scale": 0.1,
+            "temperature": floats(CAPTURED["query"][0, 0, :, 0])}
+
+
+def qwen_vl_videos_padding_and_interleaving() -> dict:
+    """get_rope_index of Qwen2-VL and Qwen2.5-VL with a video (2 time steps) and left padding; Qwen3-VL's
+    interleaved M-RoPE rotation."""
+    from types import SimpleNamespace
+
+    from transformers.models.qwen2_5_vl import modeling_qwen2_5_vl as qwen25
+    from transformers.models.qwen2_vl import modeling_qwen2_vl as qwen2
+    from transformers.models.qwen3_vl import modeling_qwen3_vl as qwen3
+    from transformers.models.qwen3_vl.configuration_qwen3_vl import Qwen3VLTextConfig
+
+    # row 0: 2 text, a video of 2 x 4 x 6 patches (merged 2 x 2: 2 x 2 x 3 tokens), 2 text;
+    # row 1: three left pads, 1 text, the same video
+    types = torch.tensor([[0, 0] + [2] * 12 + [0, 0], [0, 0, 0, 0] + [2] * 12])
+    mask = torch.tensor([[1] * 16, [0, 0, 0] + [1] * 13])
+    grids = torch.tensor([[2, 4, 6], [2, 4, 6]])
+    seconds = torch.tensor([1.25, 1.25])
+    cases = {}
+    for name, module, extra in (("qwen2_vl", qwen2.Qwen2VLModel, {}),
+                                ("qwen2_5_vl", qwen25.Qwen2_5_VLModel, {"second_per_grid_ts": seconds})):
+        vision = SimpleNamespace(spatial_merge_size=2, tokens_per_second=2)
+        model = SimpleNamespace(config=SimpleNamespace(vision_config=vision))
+        model.get_vision_position_ids = lambda *args, _m=module, _o=model, **kwargs: _m.get_vision_position_ids(
+            _o, *args, **kwargs)
+        positions, deltas = module.get_rope_index(model, torch.zeros_like(types), types, video_grid_thw=grids,
+                                                  attention_mask=mask, **extra)
+        cases[name] = {"position_ids": positions.tolist(), "deltas": deltas.flatten().tolist()}
+    config = Qwen3VLTextConfig(hidden_size=32, num_attention_heads=2, num_key_value_heads=2, head_dim=16,
+                               rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
+                                                "mrope_section": [4, 2, 2], "mrope_interleaved": True})
+    rotary = qwen3.Qwen3VLTextRotaryEmbedding(config)
+    positions = torch.tensor([[[0, 3, 3, 3, 9]], [[0, 3, 3, 4, 9]], [[0, 3, 4, 5, 9]]])
+    query = random((1, 1, 5, 16), 22)
+    cos, sin = rotary(query, positions)
+    rotated, _ = qwen3.apply_rotary_pos_emb(query, query, cos, sin)
+    return {"token_types": types.tolist(), "attention_mask": mask.tolist(), "video_grid_thw": grids.tolist(),
+            "spatial_merge_size": 2, "tokens_per_second": 2, "second_per_grid_ts": seconds.tolist(),
+            "get_rope_index": cases,
+            "qwen3_vl": {"head_dim": 16, "rope_theta": 10000.0, "mrope_section": [4, 2, 2],
+                         "position_ids": positions.tolist(), "query": floats(query[0, 0]),
+                         "rotated": floats(rotated[0, 0])}}
+
+
+def gemma4_proportional() -> dict:
+    """Gemma 4's global layers: rope_type "proportional" with partial_rotary_factor 0.25."""
+    from transformers import Gemma4TextConfig
+    from transformers.models.gemma4 import modeling_gemma4 as gemma4
+
+    config = Gemma4TextConfig(hidden_size=64, num_attention_heads=1, num_key_value_heads=1, head_dim=16,
+                              global_head_dim=32, num_hidden_layers=6, vocab_size=32)
+    rotary = gemma4.Gemma4TextRotaryEmbedding(config)
+    query = random((1, 1, 4, 32), 23)
+    positions = torch.tensor([[0, 1, 7, 1000]])
+    cos, sin = rotary(query, positions, "full_attention")
+    rotated = gemma4.apply_rotary_pos_emb(query, cos, sin)
+    return {"rope_parameters": config.rope_parameters["full_attention"], "head_dim": 32,
+            "rates": floats(rotary.full_attention_inv_freq), "positions": positions[0].tolist(),
+            "query": floats(query[0, 0]), "rotated": floats(rotated[0, 0])}
+
+
+def gemma3_image_blocks() -> dict:
+    """Gemma 3's masks with images: the tokens of one image see each other both ways (full and windowed)."""
+    from transformers import Gemma3TextConfig
+    from transformers.masking_utils import create_causal_mask
+    from transformers.models.gemma3.modeling_gemma3 import create_masks_for_vision_model, \
+        get_block_sequence_ids_for_mask
+
+    config = Gemma3TextConfig(hidden_size=8, num_attention_heads=1, num_key_value_heads=1, head_dim=8,
+                              num_hidden_layers=2, sliding_window=2)
+    config._attn_implementation = "eager"
+    types = torch.tensor([[0, 1, 1, 1, 0, 1, 1, 0]])
+    mask = torch.tensor([[0, 1, 1, 1, 1, 1, 1, 1]])  # a left pad
+    blocks = get_block_sequence_ids_for_mask(types)
+    masks = create_masks_for_vision_model(config, torch.zeros(1, 8, 8), mask, None, None, blocks)
+    return {"token_type_ids": types.tolist(), "attention_mask": mask.tolist(), "block_ids": blocks.tolist(),
+            "sliding_window": 2,
+            "visible": {name: (made[0, 0] == 0).tolist() for name, made in masks.items()}}
+
+
 def main() -> None:
     torch.manual_seed(0)
     versions = {name: importlib.metadata.version(name) for name in ("transformers", "torch", "keras-hub", "keras",
@@ -359,6 +470,9 @@ def main() -> None:
         "gpt_oss": gpt_oss(), "keras_hub_yarn": keras_hub_yarn(),
         "qwen2_vl_mrope": qwen2_vl_mrope(), "qwen2_vl_vision_axial": qwen2_vl_vision_axial(),
         "packed_and_padded": packed_and_padded(),
+        "llama4_chunks_norm_and_temperature": llama4_chunks_norm_and_temperature(),
+        "qwen_vl_videos_padding_and_interleaving": qwen_vl_videos_padding_and_interleaving(),
+        "gemma4_proportional": gemma4_proportional(), "gemma3_image_blocks": gemma3_image_blocks(),
     }
     OUT.write_text(json.dumps(data, indent=1) + "\n")
     print(f"wrote {OUT} ({OUT.stat().st_size} bytes) with {sys.executable}")

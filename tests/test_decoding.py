@@ -1,0 +1,335 @@
+"""Padding, cached decoding, chunked attention and qk-norm in ``PositionalSelfAttention``.
+
+Each padded or packed row is checked against an independent NumPy attention
+(:func:`numpy_attention`, written from the definitions with
+:func:`pe_lib.rope.apply_rope`) or against the same row run alone; each
+cached step against the same row of one pass over the whole sequence.
+
+*Tolerance.* Every output here passes through fewer than 64 rounded float32
+operations on numbers of size at most :math:`S` (three projections of 8
+terms, a rotation, a dot product of 4 terms, a softmax over at most 12 keys,
+a weighted sum, the output projection of 8 terms), each off by at most half
+a step, :math:`2^{-24}` relative: :func:`float32_bound` allows
+:math:`64 \\cdot 2^{-23} S`. Two float32 computations of one value (a cached
+step and the full pass) may each be that far from the exact one.
+"""
+
+import math
+
+import keras
+import numpy as np
+import pytest
+
+from peer_reference import PEER
+from pe_lib import position_ids as ids
+from pe_lib.layers import LearnedPositionEmbedding, PositionalEncoding, PositionalSelfAttention
+from pe_lib.rope import apply_rope
+from pe_lib.rope_scaling import scaled_rates
+
+to_numpy = keras.ops.convert_to_numpy
+PACKED = PEER["packed_and_padded"]
+MROPE = PEER["qwen2_vl_mrope"]
+
+
+def float32_bound(*values) -> float:
+    """64 float32 steps at the size of the largest of ``values`` (see the module's text)."""
+    return 64 * 2.0**-23 * max(1.0, *(float(np.abs(v).max()) for v in values))
+
+
+def kernels(layer):
+    """The four projections of a built layer as float64 arrays (query, key, value, output)."""
+    return [to_numpy(dense.kernel).astype(np.float64)
+            for dense in (layer.query, layer.key, layer.value, layer.output_projection)]
+
+
+def numpy_attention(layer, x, visible, positions=None, rates=None):
+    """Causal attention written out in float64: ``visible[b, i, j]`` says which keys query i sees.
+
+    With ``positions`` ``(batch, steps)`` the queries and keys are rotated by
+    plain RoPE (or ``rates``) at them. A row with no visible key gives 0.
+    """
+    wq, wk, wv, wo = kernels(layer)
+    batch, steps, _ = x.shape
+    heads, width = layer.heads, layer.key_dim
+    out = np.zeros((batch, steps, heads * width))
+    for b in range(batch):
+        q = (x[b].astype(np.float64) @ wq).reshape(steps, heads, width)
+        k = (x[b].astype(np.float64) @ wk).reshape(steps, heads, width)
+        v = (x[b].astype(np.float64) @ wv).reshape(steps, heads, width)
+        for h in range(heads):
+            qh, kh = q[:, h], k[:, h]
+            if positions is not None:
+                qh = apply_rope(qh, positions[b], rates=rates)
+                kh = apply_rope(kh, positions[b], rates=rates)
+            for i in range(steps):
+                seen = np.flatnonzero(visible[b, i])
+                if seen.size == 0:
+                    continue
+                scores = kh[seen] @ qh[i] / math.sqrt(width)
+                weights = np.exp(scores - scores.max())
+                out[b, i, h * width:(h + 1) * width] = weights / weights.sum() @ v[seen, h]
+    return out @ wo
+
+
+def causal_visible(mask):
+    """Query i sees key j <= i when both are tokens (1 in ``mask``)."""
+    mask = np.asarray(mask, dtype=bool)
+    steps = mask.shape[1]
+    return np.tril(np.ones((steps, steps), bool))[None] & mask[:, None, :] & mask[:, :, None]
+
+
+# --- padding ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("method", ["none", "rope"])
+def test_padded_rows_match_the_numpy_attention_at_hugging_faces_positions(method):
+    mask = np.array(PACKED["attention_mask"])  # left pads, none, and a pad between tokens
+    x = np.random.default_rng(0).normal(size=(3, 5, 8)).astype("float32")
+    layer = PositionalSelfAttention(heads=2, key_dim=4, method=method)
+    got = to_numpy(layer(x, attention_mask=mask))
+    positions = np.array(PACKED["padded_position_ids"]) if method == "rope" else None
+    expected = numpy_attention(layer, x, causal_visible(mask), positions)
+    np.testing.assert_allclose(got, expected, rtol=0, atol=float32_bound(expected))
+    assert np.all(got[mask == 0] == 0)  # a pad's output is 0
+
+
+@pytest.mark.parametrize("method", ["rope", "alibi", "t5", "shaw", "none"])
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_a_padded_row_gives_what_its_tokens_give_alone(method, side):
+    options = {"embeddings_initializer": "random_normal"} if method == "t5" else None
+    layer = PositionalSelfAttention(heads=2, key_dim=4, method=method, method_options=options,
+                                    temperature={"kind": "llama4", "floor_scale": 2} if method == "none" else None)
+    x = np.random.default_rng(1).normal(size=(1, 6, 8)).astype("float32")
+    alone = to_numpy(layer(x[:, :4]))
+    padding = np.random.default_rng(2).normal(size=(1, 2, 8)).astype("float32")  # pads hold noise
+    if side == "left":
+        padded, mask, tokens = np.concatenate([padding, x[:, :4]], 1), [[0, 0, 1, 1, 1, 1]], slice(2, 6)
+    else:
+        padded, mask, tokens = np.concatenate([x[:, :4], padding], 1), [[1, 1, 1, 1, 0, 0]], slice(0, 4)
+    got = to_numpy(layer(padded, attention_mask=np.array(mask)))
+    np.testing.assert_allclose(got[:, tokens], alone, rtol=0, atol=2 * float32_bound(alone))
+    assert np.all(got[:, 4:] == 0) if side == "right" else np.all(got[:, :2] == 0)
+    if side == "left":  # without the mask the tokens would attend to the pads
+        assert not np.allclose(to_numpy(layer(padded))[:, tokens], alone, atol=1e-3)
+
+
+def test_pads_inside_a_packed_row_start_no_document():
+    # documents of 3 and 2 tokens, right-padded by 2; the pads (position 0) are masked, not documents
+    layer = PositionalSelfAttention(heads=2, key_dim=4, method="rope", chunk_size=2)
+    x = np.random.default_rng(3).normal(size=(1, 7, 8)).astype("float32")
+    positions, mask = np.array([[0, 1, 2, 0, 1, 0, 0]]), np.array([[1, 1, 1, 1, 1, 0, 0]])
+    got = to_numpy(layer(x, position_ids=positions, attention_mask=mask))
+    alone = np.concatenate([to_numpy(layer(x[:, :3])), to_numpy(layer(x[:, 3:5]))], axis=1)
+    np.testing.assert_allclose(got[:, :5], alone, rtol=0, atol=2 * float32_bound(alone))
+    assert np.all(got[:, 5:] == 0)
+
+
+# --- chunked attention and qk-norm (Llama 4) --------------------------------------------------
+
+
+def visible_keys(layer, x, **kwargs):
+    """Which keys each query of row 0 sees, read from the layer's scores (hidden ones are -1e9)."""
+    return to_numpy(layer.scores(x, **kwargs))[0, 0] > -1e8
+
+
+def test_chunks_count_from_the_first_token_and_restart_per_document():
+    layer = PositionalSelfAttention(heads=1, key_dim=4, method="rope", chunk_size=3)
+    x = np.random.default_rng(4).normal(size=(1, 8, 4)).astype("float32")
+    layer(x)
+    # two left pads: chunks are steps 2-4 and 5-7, written out by hand
+    seen = visible_keys(layer, x, attention_mask=np.array([[0, 0, 1, 1, 1, 1, 1, 1]]))
+    expected = np.zeros((8, 8), bool)
+    for chunk in ((2, 3, 4), (5, 6, 7)):
+        for i in chunk:
+            expected[i, [j for j in chunk if j <= i]] = True
+    assert seen.tolist() == expected.tolist()
+    # packed documents of 5 and 3: chunks 0-2, 3-4 | 5-7
+    seen = visible_keys(layer, x, position_ids=np.array([[0, 1, 2, 3, 4, 0, 1, 2]]))
+    expected = np.zeros((8, 8), bool)
+    for chunk in ((0, 1, 2), (3, 4), (5, 6, 7)):
+        for i in chunk:
+            expected[i, [j for j in chunk if j <= i]] = True
+    assert seen.tolist() == expected.tolist()
+
+
+def test_qk_norm_divides_rotated_queries_and_keys_by_their_root_mean_square():
+    layer = PositionalSelfAttention(heads=1, key_dim=4, method="rope", qk_norm=True)
+    x = np.random.default_rng(5).normal(size=(1, 5, 4)).astype("float32")
+    layer(x)
+    wq, wk, _, _ = kernels(layer)
+    q, k = apply_rope(x[0].astype(np.float64) @ wq), apply_rope(x[0].astype(np.float64) @ wk)
+    q, k = (v / np.sqrt(np.mean(v**2, axis=-1, keepdims=True) + 1e-5) for v in (q, k))
+    expected = q @ k.T / 2.0
+    lower = np.tril(np.ones((5, 5), bool))
+    got = to_numpy(layer.scores(x))[0, 0]
+    np.testing.assert_allclose(got[lower], expected[lower], rtol=0, atol=float32_bound(expected))
+    # each normalised vector has root mean square 1 (less the epsilon), so |score| <= sqrt(4) = 2
+    assert np.abs(got[lower]).max() <= 2.0
+
+
+# --- the temperature: by position or by cache position ---------------------------------------
+
+
+def test_temperature_by_cache_position_is_llama4s_on_a_packed_row():
+    """Documents of 7 and 12 tokens, floor_scale 4, attn_scale 0.1: at step 7 (position 0 of the
+    second document) transformers' Llama4TextAttention gives 1 + 0.1 ln(1 + floor(8 / 4)) = 1 + 0.1 ln 3."""
+    x = np.random.default_rng(6).normal(size=(1, 19, 8)).astype("float32")
+    packed = ids.packed_position_ids([7, 12])[None]
+    plain = PositionalSelfAttention(heads=2, key_dim=4)
+    plain(x)
+    scores = to_numpy(plain.scores(x, position_ids=packed))
+    visible = scores > -1e8
+    by_position = 1 + 0.1 * np.log1p(np.array([(p + 1) // 4 for p in packed[0]], dtype=float))
+    by_step = 1 + 0.1 * np.log1p(np.array([(s + 1) // 4 for s in range(19)], dtype=float))
+    assert by_position[7] == 1.0 and by_step[7] == pytest.approx(1 + 0.1 * math.log(3), rel=1e-15)
+    for index, factors in (("position", by_position), ("cache_position", by_step)):
+        heated = PositionalSelfAttention(heads=2, key_dim=4, temperature={
+            "kind": "llama4", "floor_scale": 4, "attn_scale": 0.1, "index": index})
+        heated(x)
+        heated.set_weights(plain.get_weights())
+        got = to_numpy(heated.scores(x, position_ids=packed))
+        expected = scores * factors[:, None]  # each query's scores times its factor
+        np.testing.assert_allclose(got[visible], expected[visible], rtol=0, atol=2 * float32_bound(scores))
+    assert np.abs(by_position - by_step).max() > 0.1
+
+
+# --- cached decoding: every method -------------------------------------------------------------
+
+
+def decode_in_steps(layer, x, prompt, **prompt_kwargs):
+    """The outputs of a prompt of ``prompt`` steps, then of each later step alone with the cache."""
+    out, cache = layer.decode(x[:, :prompt], **prompt_kwargs)
+    outputs = [to_numpy(out)]
+    for step in range(prompt, x.shape[1]):
+        out, cache = layer.decode(x[:, step:step + 1], cache)
+        outputs.append(to_numpy(out))
+    assert tuple(cache["keys"].shape)[2] == x.shape[1]
+    return np.concatenate(outputs, axis=1)
+
+
+ROPE_SCALING = {"scale": 2.0, "original_length": 4}
+CASES = {
+    "rope": ("rope", None, {}),
+    "rope_pi": ("rope_pi", {"scale": 2.0}, {}),
+    "rope_ntk": ("rope_ntk", {"scale": 2.0}, {}),
+    "rope_yarn": ("rope_yarn", ROPE_SCALING, {}),
+    "rope_llama3": ("rope_llama3", ROPE_SCALING, {}),
+    "rope partial": ("rope", {"rotary_fraction": 0.5}, {}),
+    "alibi": ("alibi", None, {}),
+    "t5": ("t5", {"embeddings_initializer": "random_normal"}, {}),
+    "shaw": ("shaw", {"max_distance": 3, "initializer": "random_normal"}, {}),
+    "window and sinks": ("rope", None, {"window": 3, "sink_tokens": 1, "sink_logit": True}),
+    "temperature by position": ("none", None, {"temperature": {"kind": "llama4", "floor_scale": 2}}),
+    "temperature by cache position": ("none", None, {"temperature": {"kind": "log_length", "trained_length": 3,
+                                                                      "index": "cache_position"}}),
+    "chunks and qk-norm": ("rope", None, {"chunk_size": 3, "qk_norm": True}),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_each_cached_step_is_the_row_of_the_full_pass(case):
+    method, options, extra = CASES[case]
+    layer = PositionalSelfAttention(heads=2, key_dim=4, method=method, method_options=options, **extra)
+    x = np.random.default_rng(7).normal(size=(2, 9, 8)).astype("float32")
+    full = to_numpy(layer(x))
+    if layer.sink_logit:
+        layer.sinks.assign(np.array([0.5, -1.0], "float32"))
+        full = to_numpy(layer(x))
+    got = decode_in_steps(layer, x, prompt=4)
+    np.testing.assert_allclose(got, full, rtol=0, atol=2 * float32_bound(full))
+
+
+@pytest.mark.parametrize("method", ["rope_dynamic", "rope_longrope"])
+def test_methods_that_follow_the_length_equal_the_pass_over_each_prefix(method):
+    """Dynamic NTK and LongRoPE choose their rates by the current length: a cached step at length n is
+    the last row of the pass over the first n steps, every key rotated with the rates of n."""
+    options = ({"scale": 2.0, "original_length": 4} if method == "rope_dynamic" else
+               {"original_length": 4, "short_factor": [1.0, 1.5], "long_factor": [2.0, 3.0]})
+    layer = PositionalSelfAttention(heads=1, key_dim=4, method=method, method_options=options)
+    x = np.random.default_rng(8).normal(size=(1, 7, 4)).astype("float32")
+    got = decode_in_steps(layer, x, prompt=3)
+    for n in range(4, 8):
+        prefix = to_numpy(layer(x[:, :n]))[:, -1]
+        np.testing.assert_allclose(got[:, n - 1], prefix, rtol=0, atol=2 * float32_bound(prefix))
+
+
+def test_longrope_switches_to_the_long_factors_past_the_original_length():
+    """Scores at lengths 4 (short factors) and 5 (long ones, every key included), against NumPy rotations
+    by the rates of :func:`scaled_rates`, times the attention factor on queries and keys."""
+    factors = {"short_factor": [1.0, 1.5], "long_factor": [2.0, 3.0]}
+    layer = PositionalSelfAttention(heads=1, key_dim=4, method="rope_longrope",
+                                    method_options={"original_length": 4, "max_length": 16, **factors})
+    x = np.random.default_rng(12).normal(size=(1, 5, 4)).astype("float32")
+    layer(x)
+    wq, wk, _, _ = kernels(layer)
+    factor = layer.positions.attention_factor
+    assert factor == pytest.approx(math.sqrt(2.0))  # sqrt(1 + ln s / ln L), s = 16 / 4 = L
+    for n, rates in ((4, scaled_rates("rope_longrope", 4, original_length=4, length=4, **factors)),
+                     (5, scaled_rates("rope_longrope", 4, original_length=4, length=5, **factors))):
+        q = apply_rope(x[0, :n].astype(np.float64) @ wq, rates=rates) * factor
+        k = apply_rope(x[0, :n].astype(np.float64) @ wk, rates=rates) * factor
+        expected = q @ k.T / 2.0
+        lower = np.tril(np.ones((n, n), bool))
+        got = to_numpy(layer.scores(x[:, :n]))[0, 0]
+        np.testing.assert_allclose(got[lower], expected[lower], rtol=0, atol=float32_bound(expected))
+    assert not np.allclose(*(scaled_rates("rope_longrope", 4, original_length=4, length=n, **factors)
+                             for n in (4, 5)))
+
+
+def test_sinusoidal_and_learned_tables_decode_from_their_start():
+    x = np.random.default_rng(9).normal(size=(1, 6, 8)).astype("float32")
+    for table in (PositionalEncoding(max_length=6), LearnedPositionEmbedding(max_length=6)):
+        attention = PositionalSelfAttention(heads=2, key_dim=4)
+        full = to_numpy(attention(table(x)))
+        out, cache = attention.decode(table(x[:, :2]))
+        outputs = [to_numpy(out)]
+        for step in range(2, 6):
+            out, cache = attention.decode(table(x[:, step:step + 1], start=step), cache)
+            outputs.append(to_numpy(out))
+        np.testing.assert_allclose(np.concatenate(outputs, 1), full, rtol=0, atol=2 * float32_bound(full))
+    with pytest.raises(ValueError, match="start=5 plus 2 steps"):
+        LearnedPositionEmbedding(max_length=6)(x[:, :2], start=5)
+
+
+def test_left_padded_prompts_decode_as_their_rows_alone():
+    layer = PositionalSelfAttention(heads=2, key_dim=4, method="rope", window=4)
+    x = np.random.default_rng(10).normal(size=(2, 8, 8)).astype("float32")
+    mask = np.array([[1] * 5, [0, 0, 1, 1, 1]])  # row 1: a prompt of 3 after two pads
+    got = decode_in_steps(layer, x, prompt=5, attention_mask=mask)
+    np.testing.assert_allclose(got[0], to_numpy(layer(x[:1]))[0], rtol=0, atol=1e-5)
+    alone = to_numpy(layer(x[1:, 2:]))[0]
+    np.testing.assert_allclose(got[1, 2:], alone, rtol=0, atol=2 * float32_bound(alone))
+
+
+def test_mrope_decoding_continues_after_the_largest_position():
+    """Qwen2-VL: 3 text tokens and a 4 x 6 image merged 2 x 2 (positions up to 5), then text. The next text
+    token is at 6 = step 9 + rope_deltas -3, transformers' ``cache_position + rope_deltas``."""
+    section = (1, 1, 2)
+    layer = PositionalSelfAttention(heads=1, key_dim=8, method="rope", method_options={"mrope_section": section})
+    positions = np.array(MROPE["position_ids"])[:, :1]  # row 0: 3 text, the image, 2 text
+    x = np.random.default_rng(11).normal(size=(1, 11, 8)).astype("float32")
+    full = to_numpy(layer(x, position_ids=positions))
+    out, cache = layer.decode(x[:, :9], position_ids=positions[:, :, :9])
+    outputs = [to_numpy(out)]
+    for step in (9, 10):
+        out, cache = layer.decode(x[:, step:step + 1], cache)
+        outputs.append(to_numpy(out))
+    assert to_numpy(cache["positions"])[:, 0, 9:].tolist() == [[6, 7]] * 3
+    assert [9 + MROPE["deltas"][0], 10 + MROPE["deltas"][0]] == [6, 7]
+    np.testing.assert_allclose(np.concatenate(outputs, 1), full, rtol=0, atol=2 * float32_bound(full))
+
+
+def test_decoding_options_survive_the_config_and_bad_ones_are_refused():
+    layer = PositionalSelfAttention(heads=2, key_dim=4, method="rope", chunk_size=8, qk_norm=True,
+                                    temperature={"kind": "constant", "factor": 2.0, "index": "cache_position"})
+    clone = PositionalSelfAttention.from_config(layer.get_config())
+    assert clone.get_config() == layer.get_config()
+    assert (clone.chunk_size, clone.qk_norm, clone.temperature["index"]) == (8, True, "cache_position")
+    with pytest.raises(ValueError, match="qk_norm.*'alibi'"):
+        PositionalSelfAttention(heads=2, key_dim=4, method="alibi", qk_norm=True)
+    with pytest.raises(ValueError, match="chunk_size"):
+        PositionalSelfAttention(heads=2, key_dim=4, chunk_size=0)
+    with pytest.raises(ValueError, match="index"):
+        PositionalSelfAttention(heads=2, key_dim=4, temperature={"kind": "llama4", "index": "step"})
+    with pytest.raises(ValueError, match=r"attention_mask.*\(1, 3\)"):
+        PositionalSelfAttention(heads=2, key_dim=4)(np.zeros((1, 3, 8), "float32"), attention_mask=np.ones((1, 4)))
