@@ -31,9 +31,12 @@ TRAIN_LENGTH, TEST_LENGTHS = 16, (16, 32, 64)
 DEFAULT_FOLDER = Path(__file__).resolve().parents[3] / "chapters" / "data"
 FILE_NAME = "extrapolation_seeds.csv"
 RECIPES_FILE_NAME = "context_extension_seeds.csv"
-#: Longer contexts' recipes: the fixed ones at scale 4, chosen for 64 steps;
-#: dynamic NTK with its default factor 1, taking its scale from the length.
-FIXED_RECIPES, RECIPE_SCALE = ("rope_pi", "rope_ntk", "rope_yarn", "rope_yarn_paper"), 4.0
+#: The recipes of Longer contexts with a fixed scale (4, chosen for 64 steps).
+FIXED_RECIPES = ("rope_pi", "rope_ntk", "rope_yarn", "rope_yarn_paper")
+#: The scale of the fixed recipes.
+RECIPE_SCALE = 4.0
+#: Every recipe tested, plain RoPE first; dynamic NTK keeps its default factor 1
+#: and takes its scale from the length.
 RECIPES = ("rope", *FIXED_RECIPES, "rope_dynamic")
 
 

@@ -51,7 +51,7 @@ class ReleasedModel:
 
     @property
     def head_dim(self) -> int:
-        """The width RoPE's rates are computed for (DeepSeek-V3: its 64-wide rotary slice), else a head's."""
+        """The width RoPE's rates are computed for, a head's or (in DeepSeek-V3) a 64-wide slice of it."""
         return self.positions.rope_head_dim or self.positions.head_dim
 
     @property
