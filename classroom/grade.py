@@ -181,7 +181,7 @@ def grade_folder(folder: Path, *, out: Path | None = Path("scores.csv"), assignm
             (f"cannot tell which assignment {len(unknown)} notebook(s) are ({shown}): their metadata names "
              "none and their code defines no one assignment's functions; " if unknown else
              "cannot tell which assignment this folder is: ")
-            + (f"the others are {told}, no one assignment more than half of them; " if told else "")
+            + (f"the others are {told}: no one assignment is more than half of them; " if told else "")
             + "pass --assignment NAME")
     decided = identify.decide(looks, fallback, catalog, teacher=assignment is not None)
     if isinstance(assignments.get(fallback), str):

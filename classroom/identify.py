@@ -5,7 +5,7 @@ whole folder is graded as one assignment (:func:`class_assignment`):
 
 1. the one the teacher named (``--assignment``), else
 2. the folder's own name, when it is an assignment's, else
-3. the one more than half of the notebooks are, by their metadata (what
+3. the one more than half of the notebooks that tell are, by their metadata (what
    otter's student notebook records) or, where an editor dropped it (VS Code,
    Colab, answers pasted into a fresh notebook), by the graded functions and
    names their code defines.
@@ -135,28 +135,27 @@ def class_assignment(looks: dict[str, Look], teacher: str | None, catalog: dict[
     """The assignment the whole folder is graded as, or ``None`` when it cannot be told.
 
     The teacher's (``--assignment``) first; else the folder's own name when it
-    is an assignment's; else the assignment more than half of the readable
-    notebooks are, by their metadata or else by their code.
+    is an assignment's; else the assignment more than half of the notebooks
+    that tell are, by their metadata or else by their code.
 
     >>> catalog = {"a": frozenset({"f"}), "b": frozenset({"g"})}
     >>> seen = {s: Look("a", frozenset(), "", True) for s in ("x", "y")}
     >>> seen["z"] = Look(None, frozenset({"g"}), "", True)
     >>> [class_assignment(seen, None, catalog), class_assignment(seen, "b", catalog),
-    ...  class_assignment(seen, None, catalog, folder="b"), class_assignment(dict(seen, u=Look(None, frozenset(), "", True)), None, catalog)]
+    ...  class_assignment(seen, None, catalog, folder="b"), class_assignment(dict(seen, u=Look("b", frozenset(), "", True)), None, catalog)]
     ['a', 'b', 'b', None]
     """
     if teacher is not None:
         return teacher
     if folder in catalog:
         return folder
-    readable = [seen for seen in looks.values() if seen.readable]
     counts: dict[str, int] = {}
-    for seen in readable:
-        name = seen.named if seen.named in catalog else by_code(seen.defined, catalog)
+    for seen in looks.values():
+        name = (seen.named if seen.named in catalog else by_code(seen.defined, catalog)) if seen.readable else None
         if name is not None:
             counts[name] = counts.get(name, 0) + 1
     best = max(counts, key=counts.get, default=None)
-    return best if best is not None and 2 * counts[best] > len(readable) else None
+    return best if best is not None and 2 * counts[best] > sum(counts.values()) else None
 
 
 def decide(looks: dict[str, Look], assignment: str | None, catalog: dict[str, frozenset],

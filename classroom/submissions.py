@@ -360,6 +360,21 @@ def _cells_only(data: dict) -> nbformat.NotebookNode:
     return notebook
 
 
+def _drop_outputs(data: dict) -> None:
+    """Empty the outputs and attachments of every cell of a parsed notebook (nbformat 4 or 3)."""
+    sheets = data.get("worksheets")
+    cells = data.get("cells")
+    groups = [cells] if isinstance(cells, list) else []
+    if isinstance(sheets, list):
+        groups += [sheet.get("cells") for sheet in sheets if isinstance(sheet, dict)]
+    for group in groups:
+        for cell in group if isinstance(group, list) else []:
+            if isinstance(cell, dict):
+                if "outputs" in cell:
+                    cell["outputs"] = []
+                cell.pop("attachments", None)
+
+
 def assignment_name(notebook: nbformat.NotebookNode) -> str | None:
     """The assignment a student notebook belongs to, as ``otter assign`` recorded it."""
     otter = notebook.metadata.get("otter", {})
