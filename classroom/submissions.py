@@ -297,7 +297,11 @@ def read_notebook(path: Path) -> tuple[nbformat.NotebookNode | None, str, str]:
     """
     path = Path(path)
     if path.suffix != ".ipynb":
-        return None, f"not a notebook: {clean(path.name, 60)} is not an .ipynb file", ""
+        try:  # read all the same, for the digest the record keys its row on
+            digest = hashlib.sha256(files.read(path, limit=NOTEBOOK_LIMIT, seconds=READ_SECONDS)).hexdigest()
+        except files.NotReadable:
+            digest = ""
+        return None, f"not a notebook: {clean(path.name, 60)} is not an .ipynb file", digest
     try:
         raw = files.read(path, limit=NOTEBOOK_LIMIT, seconds=READ_SECONDS)
     except files.NotReadable as error:

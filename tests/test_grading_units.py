@@ -165,7 +165,8 @@ def test_a_notebook_is_read_from_its_cells_and_its_digest_is_of_its_bytes(tmp_pa
     (tmp_path / "b.ipynb").write_text(json.dumps(dict(data, nbformat=5)))
     assert submissions.read_notebook(tmp_path / "b.ipynb")[1].startswith("not a notebook: ")
     (tmp_path / "c.txt").write_text("{}")
-    assert submissions.read_notebook(tmp_path / "c.txt") == (None, "not a notebook: c.txt is not an .ipynb file", "")
+    assert submissions.read_notebook(tmp_path / "c.txt") == (None, "not a notebook: c.txt is not an .ipynb file",
+                                                              hashlib.sha256(b"{}").hexdigest())
 
 
 def test_a_notebook_at_the_item_cap_is_read_and_one_over_is_not(tmp_path, monkeypatch):
