@@ -91,7 +91,9 @@ def test_a_line_of_exactly_the_limit_is_read(tmp_path):
 def test_the_record_is_rewritten_whole_then_appended_to(tmp_path):
     path = tmp_path / ".scores.csv.progress"
     path.write_text("old line\n")
+    inode = path.stat().st_ino
     record = progress.Record(path, [{"key": "a", "row": {"student": "ada"}}])
+    assert path.stat().st_ino != inode  # a new file renamed into place, never the old one rewritten
     assert path.read_text() == json.dumps({"key": "a", "row": {"student": "ada"}}) + "\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]
     record.add({"key": "b", "row": {"student": "bo"}})
@@ -301,6 +303,9 @@ def test_the_csv_is_written_whole_with_the_umask(tmp_path):
     path = tmp_path / "new" / "scores.csv"
     assert stat.S_IMODE(path.stat().st_mode) == 0o640 and os.listdir(path.parent) == ["scores.csv"]
     assert list(csv.reader(io.StringIO(path.read_text())))[1] == ["ada", "", "", "1", "", "", ""]
+    inode = path.stat().st_ino
+    report.write_csv(path, [], [])
+    assert path.stat().st_ino != inode and path.read_text() == "student,assignment,total,possible,flags,reason\n"
     assert report.umask() == before
 
 
