@@ -36,6 +36,9 @@ def test_the_key_changes_with_every_part_and_its_order():
         keys.add(progress.key(changed))
     keys.add(progress.key(list(reversed(parts))))
     assert len(keys) == 7 and progress.key(parts) == hashlib.sha256(json.dumps(parts).encode()).hexdigest()
+    from pathlib import Path
+
+    assert progress.key([Path("/a/b.ipynb"), {"b": 1, "a": 2}]) == progress.key(["/a/b.ipynb", {"a": 2, "b": 1}])
 
 
 def test_digests_are_of_the_bytes_and_of_every_file_of_a_tree(tmp_path):
@@ -50,6 +53,7 @@ def test_digests_are_of_the_bytes_and_of_every_file_of_a_tree(tmp_path):
     (tree / "__pycache__").mkdir()
     (tree / "__pycache__" / "n.cpython-311.pyc").write_bytes(b"compiled")
     (tree / "sub" / "old.pyc").write_bytes(b"compiled")
+    (tree / "__pycache__" / "notes.txt").write_text("left by a tool")
     assert progress.tree_digest(tree) == first  # compiled files are not what the sandbox gets
     (tree / "sub" / "m.py").write_text("y = 3\n")
     second = progress.tree_digest(tree)
@@ -75,7 +79,7 @@ def test_the_record_is_read_line_by_line_and_skips_what_it_cannot_use(tmp_path):
              json.dumps({"key": 3, "row": {}}), json.dumps({"key": "b", "row": "x"}),
              json.dumps({"key": "c", "row": {"student": "cy"}, "pad": "x" * progress.LINE_LIMIT}),
              json.dumps({"key": "a", "row": {"student": "ada", "total": "2"}})]
-    path.write_text("\n".join(lines) + "\n")
+    path.write_bytes(("\n".join(lines) + "\n").encode() + b'{"key": "d", "row": {"student": "\xff"}}\n')
     assert progress.load(path) == {"a": {"key": "a", "row": {"student": "ada", "total": "2"}}}
     assert progress.load(tmp_path / "none") == {}
 
