@@ -360,3 +360,47 @@ def test_feedback_names_avoid_those_taken_and_each_other():
     names = report.feedback_names(["ann", "Ann", "bo"], taken={"BO.txt"})
     assert names["Ann"] == "Ann.txt" and names["ann"] == "ann-2.txt" and names["bo"].startswith("bo-")
     assert len({name.casefold() for name in names.values()} | {"bo.txt"}) == 4
+
+
+def test_graded_names_are_those_the_probes_read_and_the_master_defines():
+    assert identify.graded_names({"p": "f(1)"}, ["def f(x):\n    pass", "def helper():\n    pass"]) == {"f"}
+
+
+def test_a_tie_or_a_weak_share_tells_no_assignment():
+    catalog = {"a": frozenset({"f", "g"}), "b": frozenset({"f", "h"}), "c": frozenset({"k"})}
+    assert identify.by_code(frozenset({"f"}), catalog) is None  # a and b tie at a half
+    assert identify.by_code(frozenset({"f", "g"}), catalog) == "a"  # a whole, b a half, c nothing
+    assert identify.by_code(frozenset({"k"}), {"c": frozenset({"k"})}) == "c"
+    assert identify.by_code(frozenset({"f"}), {"a": catalog["a"], "b": catalog["b"]}) is None
+
+
+def test_a_look_at_exactly_the_item_cap_is_readable(tmp_path, monkeypatch):
+    raw = b'{"cells": []}'
+    (tmp_path / "a.ipynb").write_bytes(raw)
+    monkeypatch.setattr(identify, "NOTEBOOK_ITEMS", 2)
+    assert identify.look(tmp_path / "a.ipynb").readable
+    monkeypatch.setattr(identify, "NOTEBOOK_ITEMS", 1)
+    assert not identify.look(tmp_path / "a.ipynb").readable
+
+
+@pytest.mark.parametrize("metadata, name", [({"otter": {"assignment_name": "a" * 70}}, "a" * 57 + "..."),
+                                            ({"otter": {"assignment_name": ""}}, None), ({"otter": "a"}, None),
+                                            ("metadata", None), ({"otter": {"assignment_name": 3}}, None)])
+def test_the_metadatas_assignment_is_read_only_from_otters_entry(metadata, name):
+    assert identify.metadata_name({"metadata": metadata}) == name and identify.metadata_name([]) is None
+
+
+def test_each_notebook_without_metadata_says_how_its_assignment_was_told():
+    catalog = {"a": frozenset({"f"}), "b": frozenset({"g"})}
+    looks = {"named": Look("a", frozenset(), "", True), "by_code": Look(None, frozenset({"f"}), "", True),
+             "other_code": Look(None, frozenset({"g"}), "", True), "silent": Look(None, frozenset(), "", True)}
+    by_teacher = identify.decide(looks, "a", catalog)
+    assert by_teacher["by_code"] == ("a", "its metadata names no assignment: graded as a, the assignment you named")
+    by_folder = identify.decide(looks, "a", catalog, teacher=False)
+    assert by_folder["named"] == ("a", "") and by_folder["by_code"] == (
+        "a", "its metadata names no assignment: graded as a, whose functions its code defines")
+    assert by_folder["silent"] == ("a", "its metadata names no assignment: graded as a, "
+                                        "the assignment of every other notebook")
+    mixed = identify.decide(dict(looks, other=Look("b", frozenset(), "", True)), "a", catalog, teacher=False)
+    assert mixed["silent"] == ("a", "its metadata names no assignment: graded as a, "
+                                    "the assignment of this folder's notebooks")
