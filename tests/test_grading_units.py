@@ -404,3 +404,20 @@ def test_each_notebook_without_metadata_says_how_its_assignment_was_told():
     mixed = identify.decide(dict(looks, other=Look("b", frozenset(), "", True)), "a", catalog, teacher=False)
     assert mixed["silent"] == ("a", "its metadata names no assignment: graded as a, "
                                     "the assignment of this folder's notebooks")
+
+
+def test_the_cut_marker_counts_what_was_cut_and_the_csv_has_its_feedback_column():
+    cut = report.neutral("x" * 3000)
+    kept = cut.index(" ...")
+    assert cut.endswith(f"[{3000 - kept:,} more characters cut]") and cut[:kept] == "x" * kept
+    text = report.csv_text([{"student": "ada", "feedback": "ada.txt"}], ["q1"], feedback=True)
+    assert text == "student,assignment,q1,total,possible,flags,reason,feedback\nada,,,,,,,ada.txt\n"
+
+
+def test_with_no_umask_a_file_is_readable_and_writable_by_all_but_never_executable(tmp_path):
+    before = os.umask(0)
+    try:
+        report.write_whole(tmp_path / "a.txt", "x")
+    finally:
+        os.umask(before)
+    assert stat.S_IMODE((tmp_path / "a.txt").stat().st_mode) == 0o666
