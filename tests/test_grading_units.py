@@ -421,3 +421,48 @@ def test_with_no_umask_a_file_is_readable_and_writable_by_all_but_never_executab
     finally:
         os.umask(before)
     assert stat.S_IMODE((tmp_path / "a.txt").stat().st_mode) == 0o666
+
+
+def test_a_students_folder_is_searched_to_its_caps_and_never_through_links(tmp_path, monkeypatch):
+    monkeypatch.setattr(submissions, "STUDENT_FOLDER_LIMIT", 3)
+    (tmp_path / "ada").mkdir()
+    for name in ("a.txt", "b.txt", "work.ipynb"):
+        (tmp_path / "ada" / name).write_text("{}")
+    assert submissions.find_submissions(tmp_path)[0].path == tmp_path / "ada" / "work.ipynb"
+    (tmp_path / "ada" / "c.txt").write_text("")
+    assert submissions.find_submissions(tmp_path)[0].problem == "not graded: the folder holds more than 3 files"
+    monkeypatch.setattr(submissions, "STUDENT_FOLDER_LIMIT", 100)
+    (tmp_path / "deep").mkdir()
+    (tmp_path / "deep" / "d1" / "d2" / "d3" / "d4" / "d5" / "d6").mkdir(parents=True)
+    (tmp_path / "deep" / "d1" / "d2" / "d3" / "d4" / "d5" / "d6" / "work.ipynb").write_text("{}")
+    (tmp_path / "deeper" / "d1" / "d2" / "d3" / "d4" / "d5" / "d6" / "d7").mkdir(parents=True)
+    (tmp_path / "deeper" / "d1" / "d2" / "d3" / "d4" / "d5" / "d6" / "d7" / "work.ipynb").write_text("{}")
+    (tmp_path / "linked").mkdir()
+    os.symlink(tmp_path / "deep" / "d1", tmp_path / "linked" / "elsewhere")
+    os.mkfifo(tmp_path / "ada" / "pipe.ipynb")
+    found = {s.student: s for s in submissions.find_submissions(tmp_path)}
+    assert found["deep"].path.name == "work.ipynb" and found["deeper"].path is None
+    assert found["linked"].problem == "not a notebook: the folder holds 0 notebooks, not one"
+    assert found["ada"].problem == ("not a notebook: the folder holds 2 notebooks, not one "
+                                    "(ada/pipe.ipynb is a FIFO, not a regular file)")
+    os.unlink(tmp_path / "ada" / "work.ipynb")
+    assert submissions.find_submissions(tmp_path)[0].problem == \
+        "not graded: ada/pipe.ipynb is a FIFO, not a regular file"
+
+
+def test_a_class_folder_at_its_cap_is_read_and_one_over_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setattr(submissions, "FOLDER_LIMIT", 2)
+    for name in ("a.ipynb", "b.ipynb", ".DS_Store"):
+        (tmp_path / name).write_text("{}")
+    assert len(submissions.find_submissions(tmp_path)) == 2
+    (tmp_path / "c.ipynb").write_text("{}")
+    with pytest.raises(submissions.ClassroomError, match="holds more than 2 entries"):
+        submissions.find_submissions(tmp_path)
+    with pytest.raises(submissions.ClassroomError, match=f"the submissions folder '{tmp_path / 'x'}' does not exist"):
+        submissions.find_submissions(tmp_path / "x")
+
+
+def test_a_notebook_that_does_not_say_its_format_is_read_as_nbformat_4(tmp_path):
+    (tmp_path / "a.ipynb").write_text('{"cells": [{"cell_type": "code", "source": "x = 1"}]}')
+    notebook, problem, _ = submissions.read_notebook(tmp_path / "a.ipynb")
+    assert problem == "" and notebook.cells[0].source == "x = 1"
