@@ -38,6 +38,13 @@ MEMORY_BYTES = 4 << 30
 WATCH_SECONDS = 0.1
 #: Longest report of the cells' errors, in bytes.
 REPORT_LIMIT = 1 << 20
+#: What :attr:`Outcome.fault` says: the result may be the machine's doing, not the code's.
+TIMED_OUT = ("a time limit was reached: on a busy machine honest code can take that long, "
+             "so the next run grades it again (grade with --jobs 1 on a quiet machine to be fair)")
+KILLED = ("the run was killed from outside the sandbox, not by the grader's limits: "
+          "the next run grades it again")
+NOT_STARTED = ("the sandbox could not start: the grader's fault, not the notebook's; "
+               "the next run grades it again")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,6 +58,9 @@ class Outcome:
     cell_errors: list
     problem: str = ""
     raw: dict | None = None
+    #: Why the result may be the machine's doing rather than the code's (a time-out, a run
+    #: killed from outside the sandbox, a sandbox that did not start), or ``""``.
+    fault: str = ""
 
 
 def _gib(value: int) -> str:
@@ -73,6 +83,9 @@ class Watch(threading.Thread):
         self.reason = ""
         self.peak = 0
         self.done = threading.Event()
+        #: Set once bubblewrap has said whether the sandbox started (``started``).
+        self.reported = threading.Event()
+        self.started = False
 
     def _first_process(self) -> int | None:
         """The sandbox's first process, as bubblewrap reports it on its info pipe.
@@ -131,7 +144,11 @@ class Watch(threading.Thread):
         return used, files, tasks
 
     def run(self) -> None:
-        first = self._first_process()
+        try:
+            first = self._first_process()
+        finally:
+            self.reported.set()
+        self.started = first is not None
         if first is None:
             return
         root = f"/proc/{first}/root"
@@ -220,15 +237,27 @@ def _send(fd: int, item, deadline: float) -> bool:
     return True
 
 
-def _ended(process: subprocess.Popen) -> str:
-    """How the process ended, in words (it is killed first if still running)."""
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def _ended(process: subprocess.Popen, confined: bool = False) -> tuple[str, bool]:
+    """How the process ended, in words, and whether a signal killed it (it is killed first if still running).
+
+    bubblewrap reports a sandboxed process killed by signal N as exit status 128 + N.
+    """
     _kill(process)
     code = process.returncode
     if code is None:
-        return "it was stopped"
+        return "it was stopped", False
     if code < 0:
-        return f"it was killed ({signal.Signals(-code).name})"
-    return f"exit status {code}"
+        return f"it was killed ({_signal_name(-code)})", True
+    if confined and 128 < code < 128 + 65:
+        return f"it was killed ({_signal_name(code - 128)})", True
+    return f"exit status {code}", False
 
 
 def _key(start: bytes) -> str | None:
@@ -238,27 +267,44 @@ def _key(start: bytes) -> str | None:
 
 def _converse(process, job_fd, report, cells, probes, cell_seconds, deadline, timeout, watch):
     """The exchange with the runner: cells, their report, probes, answers."""
+    fault = []
+
     def stopped(what: str) -> str:
         if watch is not None and watch.reason:
             return watch.reason
         if time.monotonic() >= deadline:
+            fault.append(TIMED_OUT)
             return f"timed out: still running after {timeout:g} s, stopped"
-        return f"no answers came back: the run ended ({_ended(process)}) {what}"
+        how, killed = _ended(process, confined=watch is not None)
+        if watch is not None:
+            watch.reported.wait(5)
+            if not watch.started:
+                fault.append(NOT_STARTED)
+                return f"not graded: the sandbox did not start ({how})"
+        if killed:
+            fault.append(KILLED)
+        return f"no answers came back: the run ended ({how}) {what}"
+
+    def outcome(answers, errors, problem, raw=None):
+        if any(kind == "OutOfTime" for _, kind, _ in errors) or any(
+                isinstance(value, decoding.Raised) and value.kind == "OutOfTime" for value in answers.values()):
+            fault.append(TIMED_OUT)
+        return Outcome(answers, errors, problem, raw, fault[0] if fault else "")
 
     job = {"cells": cells, "cell_seconds": cell_seconds,
            "limits": {"tasks": sandbox.TASKS, "open_files": sandbox.OPEN_FILES}}
     if not _send(job_fd, job, deadline):
-        return Outcome({}, [], stopped("before it took its cells"))
+        return outcome({}, [], stopped("before it took its cells"))
     line, status = report.line(REPORT_LIMIT, deadline)
     if status:
-        return Outcome({}, [], stopped("before its cells finished") if status != "long"
+        return outcome({}, [], stopped("before its cells finished") if status != "long"
                        else "no answers came back: the cells' report is too long")
     try:
         errors = decoding.cell_errors(decoding.parse_line(line) if len(line) <= REPORT_LIMIT else None)
     except decoding.Malformed as error:
-        return Outcome({}, [], f"no answers came back: {error}")
+        return outcome({}, [], f"no answers came back: {error}")
     if not _send(job_fd, {"probes": list(probes.items())}, deadline):
-        return Outcome({}, errors, stopped("before it took the probes"))
+        return outcome({}, errors, stopped("before it took the probes"))
     found, raw, total, items, problem = {}, {}, 0, 0, ""
     while True:
         line, status = report.line(decoding.LINE_LIMIT, deadline)
@@ -300,7 +346,7 @@ def _converse(process, job_fd, report, cells, probes, cell_seconds, deadline, ti
             found[key] = decoding.Unreadable(str(error))
     if watch is not None and watch.reason:
         problem = watch.reason
-    return Outcome(found, errors, problem, raw)
+    return outcome(found, errors, problem, raw)
 
 
 def run(cells: list, probes: dict, *, library: bool, timeout: float, cell_seconds: float,

@@ -20,6 +20,7 @@ stopped when started again.
 
 from __future__ import annotations
 
+import collections
 import concurrent.futures
 import math
 import re
@@ -30,10 +31,12 @@ from classroom import compare, execute, identify, progress, report, sandbox
 from classroom.build import load_references, master_solutions
 from classroom.masters import ASSIGNMENTS, BUILD, ClassroomError, describe, load_spec, master_paths
 from classroom.submissions import (Submission, TooMuchCode, assignment_name, code_cells, find_submissions,
-                                   forbidden_uses, read_submission)
+                                   forbidden_uses, hidden_entries, read_notebook)
 
 #: Seconds one submission may run before it is stopped.
 DEFAULT_TIMEOUT = 120.0
+#: Most flags of forbidden uses shown in a row; the rest are counted.
+FLAGS_SHOWN = 5
 #: The flag that grades without the sandbox; its name says what it is.
 UNSAFE_FLAG = "--unsafe-no-sandbox"
 
@@ -155,51 +158,62 @@ def grade_folder(folder: Path, *, out: Path | None = Path("scores.csv"), assignm
     if confined:
         why = sandbox.check()
         if why:
-            raise ClassroomError(f"cannot grade safely: {why}. To grade without the sandbox, "
-                                 f"with your own rights, only code you trust, pass {UNSAFE_FLAG}.")
+            raise ClassroomError(f"cannot grade safely: {why}")
     assignments = _Assignments(Path(build))
     if assignment is not None and isinstance(assignments.get(assignment), str):
         raise ClassroomError(assignments.get(assignment).removeprefix("not graded: "))
 
-    # Which assignment each notebook is, decided for the folder before anything runs.
+    # Which assignment the folder is, decided before anything runs: the teacher's, if named.
     looks = {submission.student: identify.look(submission.path) for submission in submissions}
-    decided = identify.decide(looks, assignment, _catalog())
-    unknown = sorted(student for student, (name, _) in decided.items() if name is None)
-    if unknown:
+    catalog = _catalog()
+    fallback = identify.class_assignment(looks, assignment, catalog, folder.name)
+    if fallback is None:
+        told_by = {student: seen.named if seen.named in catalog else identify.by_code(seen.defined, catalog)
+                   for student, seen in looks.items() if seen.readable}
+        counts = collections.Counter(name for name in told_by.values() if name)
+        unknown = sorted(student for student, name in told_by.items() if not name)
+        if not unknown and not counts:
+            raise ClassroomError("cannot tell which assignment these are: no notebook names one; "
+                                 "pass --assignment NAME")
+        told = ", ".join(f"{name}: {count}" for name, count in sorted(counts.items()) if name)
         shown = ", ".join(unknown[:5]) + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
-        raise ClassroomError(f"cannot tell which assignment {len(unknown)} notebook(s) are ({shown}): their "
-                             "metadata names none, their code defines no one assignment's functions, and the "
-                             "other notebooks do not name one assignment; pass --assignment NAME")
-    classes = {seen.named for seen in looks.values() if seen.named} | {name for name, _ in decided.values()}
-    if assignment is None and not classes:
-        raise ClassroomError("cannot tell which assignment these are: no notebook names one; "
-                             "pass --assignment NAME")
-    # A row that is no notebook of any assignment is shown under the class's
-    # assignment: the teacher's, or the one every notebook is graded as.
-    fallback = assignment or (next(iter(classes)) if len(classes) == 1 else None)
-    file_names = report.feedback_names([s.student for s in submissions]) if feedback is not None else {}
+        raise ClassroomError(
+            (f"cannot tell which assignment {len(unknown)} notebook(s) are ({shown}): their metadata names "
+             "none and their code defines no one assignment's functions; " if unknown else
+             "cannot tell which assignment this folder is: ")
+            + (f"the others are {told}: no one assignment is more than half of them; " if told else "")
+            + "pass --assignment NAME")
+    decided = identify.decide(looks, fallback, catalog, teacher=assignment is not None)
+    if isinstance(assignments.get(fallback), str):
+        raise ClassroomError(assignments.get(fallback).removeprefix("not graded: "))
+    scores_before = report.read_scores(out) if out is not None else None
+    present = {report.neutral(submission.student) for submission in submissions}
+    others = [row for row in scores_before or [] if row["student"] not in present]
+    foreign = sorted({row.get("assignment", "") for row in others} - {"", fallback})
+    if foreign:
+        raise ClassroomError(f"{out} holds the scores of {len(others)} students who are not in {folder}, "
+                             f"of {', '.join(foreign)}, not {fallback}: grade into another --out "
+                             "(or move that file away)")
+    file_names = (report.feedback_names([s.student for s in submissions],
+                                        taken={row.get("feedback") or "" for row in others})
+                  if feedback is not None else {})
 
     def grade(submission: Submission) -> dict:
         reasons = [submission.note] if submission.note else []
         flags, details, name, info = list(submission.flags), {}, None, None
-        problem = submission.problem
+        problem, digest, retry = submission.problem, "", False
         notebook = None
         if submission.path is not None:
-            notebook, problem = read_submission(submission.path)
+            notebook, problem, digest = read_notebook(submission.path)
         read = notebook is not None
         if notebook is not None:
+            name, why = decided.get(submission.student, (fallback, ""))
             named = assignment_name(notebook)
-            if named is not None:
-                if assignment is not None and named != assignment:
-                    reasons.append(f"its metadata says it is {named}, so it is graded as {named}, "
-                                   f"not {assignment}")
-                name = named
-            else:
-                name, why = decided.get(submission.student, (fallback, ""))
-                if why:
-                    flags.append(why)
-                if name is None:
-                    problem = "not graded: its metadata names no assignment; pass --assignment NAME"
+            if named != looks[submission.student].named:  # the file changed since the first look
+                why = ("" if named in (None, name) else
+                       f"its metadata names {named}, not {name}: graded as {name}")
+            if why:
+                flags.append(why)
         if name is not None and not problem:
             context = assignments.get(name)
             if isinstance(context, str):
@@ -212,7 +226,9 @@ def grade_folder(folder: Path, *, out: Path | None = Path("scores.csv"), assignm
                     cells, problem = None, f"not graded: {error}; hand in the notebook without it"
                 del notebook  # only the code is kept while the sandbox runs
                 if cells is not None:
-                    flags += forbidden_uses(cells, spec.forbidden)
+                    used = forbidden_uses(cells, spec.forbidden)
+                    flags += used[:FLAGS_SHOWN] + ([f"and {len(used) - FLAGS_SHOWN} more like these"]
+                                                   if len(used) > FLAGS_SHOWN else [])
                     if not cells:
                         reasons.append("the notebook has no code cells")
                     outcome = execute.run(cells, spec.probes, library=spec.library, timeout=timeout,
@@ -225,11 +241,15 @@ def grade_folder(folder: Path, *, out: Path | None = Path("scores.csv"), assignm
                         reasons.append(outcome.problem)
                     for number, kind, message in outcome.cell_errors[:3]:
                         reasons.append(f"cell {number} raised {kind}: {message}".rstrip(": "))
+                    if outcome.fault:
+                        reasons.append(outcome.fault)
+                        retry = True
                     results = compare.score_all(spec.questions, info.points, outcome.answers, references)
                     details = {q: (r.score, info.points[q], r.failures) for q, r in results.items()}
         if problem:
             reasons.append(problem)
-        return _entry(submission, name if info is not None else None, info, details, flags, reasons, read)
+        entry = _entry(submission, name if info is not None else None, info, details, flags, reasons, read)
+        return dict(entry, digest=digest, retry=retry)
 
     def _entry(submission, name, info, details, flags, reasons, read) -> dict:
         if info is None and fallback is not None and not read:
@@ -258,37 +278,58 @@ def grade_folder(folder: Path, *, out: Path | None = Path("scores.csv"), assignm
     def grade_one(submission: Submission) -> dict:
         try:
             return grade(submission)
+        except (OSError, sandbox.SandboxUnavailable) as error:  # the machine's trouble, not the student's
+            why = str(error) if isinstance(error, sandbox.SandboxUnavailable) else (error.strerror or str(error))
+            reason = (f"not graded: the grader could not run it ({why}): the grader's fault, not the "
+                      "notebook's; the next run grades it again")
         except Exception as error:  # one student's failure, wherever it happens, is that row's reason
             reason = f"not graded: the grader failed on this notebook ({type(error).__name__}); grade it by hand"
         try:
-            return _entry(submission, None, None, {}, [], [reason], False)
+            return dict(_entry(submission, None, None, {}, [], [reason], False), retry=True)
         except Exception:
             row = {"student": submission.student, "assignment": "", "total": "0", "possible": "",
                    "flags": "", "reason": reason}
             if feedback is not None:
                 row["feedback"] = file_names[submission.student]
-            return {"row": row, "note": None, "questions": []}
+            return {"row": row, "note": None, "questions": [], "retry": True}
 
-    def key_of(submission: Submission) -> str:
+    grader, library = progress.grader_digest(), progress.library_digest()
+
+    def key_of(submission: Submission, digest: str | None = None) -> str:
+        """What the row depends on; ``digest``: that of the bytes graded (default: those of the first look)."""
         seen = looks[submission.student]
         decided_name = decided.get(submission.student, (None, ""))[0]
         return progress.key([submission.student, str(submission.path), submission.problem, submission.note,
-                             list(submission.flags), seen.digest, seen.named, decided_name, fallback,
-                             assignment, [_fingerprint(n, build) for n in (seen.named, decided_name, fallback)],
-                             progress.grader_digest(), timeout, cell_timeout, confined,
+                             list(submission.flags), seen.digest if digest is None else digest, seen.named,
+                             decided_name, fallback, assignment,
+                             [_fingerprint(n, build) for n in (seen.named, decided_name, fallback)],
+                             grader, library, timeout, cell_timeout, confined,
                              file_names.get(submission.student)])
 
     record_at = progress.record_path(Path(out).resolve()) if out is not None else None
-    earlier = {} if regrade or record_at is None else progress.load(record_at)
+    recorded = {} if record_at is None else progress.load(record_at)
+    earlier = {} if regrade else recorded
     keys = {submission.student: key_of(submission) for submission in submissions}
-    results = {student: earlier[k] for student, k in keys.items() if k in earlier}
-    record = progress.Record(record_at, [dict(results[s.student], key=keys[s.student])
-                                         for s in submissions if s.student in results])
+    results = {student: earlier[k] for student, k in keys.items() if progress.reusable(earlier.get(k))}
+    again = sum(1 for k in keys.values() if k in earlier and not progress.reusable(earlier[k]))
+    students = {submission.student for submission in submissions}
+    elsewhere = [entry for entry in recorded.values() if entry["row"].get("student") not in students]
+    record = progress.Record(record_at, elsewhere + [dict(results[s.student], key=keys[s.student])
+                                                     for s in submissions if s.student in results])
     todo = [submission for submission in submissions if submission.student not in results]
     if results:
         # Short lines: they are read in a terminal, and on a phone in the book.
         log(f"{len(results)} of {len(submissions)} kept from an earlier run")
         log("(unchanged; --regrade grades them again)")
+    if again:
+        log(f"{again} graded again: their earlier result may have been the machine's doing")
+    if others:
+        shown = ", ".join(row["student"] for row in others[:5]) + (" ..." if len(others) > 5 else "")
+        log(f"{out} also holds {len(others)} student(s) not in this folder; their rows are kept: {shown}")
+    hidden = hidden_entries(folder)
+    if hidden:
+        log(f"{len(hidden)} hidden entr{'y' if len(hidden) == 1 else 'ies'} of {folder} "
+            f"(not notebooks) left out: {', '.join(hidden[:5])}" + (" ..." if len(hidden) > 5 else ""))
     unwritten, why_unwritten = [], ""
 
     def deliver(submission: Submission, entry: dict, count: str) -> None:
@@ -314,7 +355,8 @@ def grade_folder(folder: Path, *, out: Path | None = Path("scores.csv"), assignm
             for future in concurrent.futures.as_completed(futures):
                 submission, entry = futures[future], future.result()
                 results[submission.student] = entry
-                record.add(dict(entry, key=keys[submission.student]))
+                graded_key = key_of(submission, entry["digest"]) if "digest" in entry else keys[submission.student]
+                record.add(dict(entry, key=graded_key))
                 done += 1
                 deliver(submission, entry, f"{done}/{len(submissions)}")
         except BaseException:
@@ -328,7 +370,12 @@ def grade_folder(folder: Path, *, out: Path | None = Path("scores.csv"), assignm
 
     rows = [results[submission.student]["row"] for submission in submissions]
     questions = {q: None for submission in submissions for q in results[submission.student]["questions"]}
+    fixed = set(report.columns([], feedback=True))
+    questions.update({q: None for row in others for q in row if q not in fixed})
     order = sorted(questions, key=_question_order)
+    with_notes = feedback is not None or any(row.get("feedback") for row in others)
+    if others:  # the rows of the students of another folder, kept, in order of name
+        rows = sorted(rows + others, key=lambda row: report.neutral(row["student"]))
     problems = []
     if record.problem:
         problems.append(f"the record of progress {record_at} could not be written ({record.problem})")
@@ -337,7 +384,7 @@ def grade_folder(folder: Path, *, out: Path | None = Path("scores.csv"), assignm
                         + ", ".join(unwritten[:5]) + (" ..." if len(unwritten) > 5 else ""))
     if out is not None:
         try:
-            report.write_csv(out, rows, order, feedback=feedback is not None)
+            report.write_csv(out, rows, order, feedback=with_notes)
         except OSError as error:
             problems.insert(0, f"the scores were not written to {out} ({error.strerror or error}); "
                                "the file there, if any, is as it was")
@@ -346,7 +393,7 @@ def grade_folder(folder: Path, *, out: Path | None = Path("scores.csv"), assignm
             log(f"{len(rows)} submissions of {names} graded;")
             log(f"scores written to {out}")
     if feedback is not None:
-        stale = report.stale_notes(feedback, {row["feedback"] for row in rows})
+        stale = report.stale_notes(feedback, {row.get("feedback") for row in rows})
         if stale:
             log(f"{len(stale)} note(s) in {feedback} name no student of this run, left from an earlier "
                 f"one (left as they are): {', '.join(stale[:5])}" + (" ..." if len(stale) > 5 else ""))

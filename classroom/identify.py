@@ -1,16 +1,19 @@
 """Which assignment each notebook is, decided for the whole folder before anything runs.
 
-A notebook's metadata names its assignment when otter's student notebook was
-saved as it was handed out. An editor may drop that metadata (VS Code, Colab,
-answers pasted into a fresh notebook); such a notebook is graded as
+The teacher, not the notebook, decides which assignment is graded. The
+whole folder is graded as one assignment (:func:`class_assignment`):
 
-1. the assignment the teacher named (``--assignment``), else
-2. the one assignment whose graded functions and names its code defines
-   (most of them, and more of them than of any other), else
-3. the one assignment that every other notebook's metadata names,
+1. the one the teacher named (``--assignment``), else
+2. the folder's own name, when it is an assignment's, else
+3. the one more than half of the notebooks that tell are, by their metadata (what
+   otter's student notebook records) or, where an editor dropped it (VS Code,
+   Colab, answers pasted into a fresh notebook), by the graded functions and
+   names their code defines.
 
-and its row says which and why. When none of these tells, grading refuses
-before anything runs, naming the notebooks. The look at each notebook here is
+A notebook whose metadata names another assignment is flagged and graded as
+the class's; one whose metadata names none says how its assignment was told.
+When the class's assignment cannot be told, grading refuses before anything
+runs, naming the notebooks. The look at each notebook here is
 bounded: its bytes are read as grading reads them, its JSON parsed, and its
 code searched with a regular expression only (nothing is transformed or parsed
 as Python).
@@ -127,28 +130,64 @@ def by_code(defined: frozenset, catalog: dict[str, frozenset]) -> str | None:
     return shares[0][1]
 
 
-def decide(looks: dict[str, Look], teacher: str | None, catalog: dict[str, frozenset]) -> dict[str, tuple]:
-    """For each readable notebook whose metadata names no assignment: ``(assignment, why)``.
+def class_assignment(looks: dict[str, Look], teacher: str | None, catalog: dict[str, frozenset],
+                     folder: str = "") -> str | None:
+    """The assignment the whole folder is graded as, or ``None`` when it cannot be told.
 
-    ``why`` is the flag its row carries. A notebook that cannot be decided
-    gets ``(None, "")``; the caller refuses to grade.
+    The teacher's (``--assignment``) first; else the folder's own name when it
+    is an assignment's; else the assignment more than half of the notebooks
+    that tell are, by their metadata or else by their code.
+
+    >>> catalog = {"a": frozenset({"f"}), "b": frozenset({"g"})}
+    >>> seen = {s: Look("a", frozenset(), "", True) for s in ("x", "y")}
+    >>> seen["z"] = Look(None, frozenset({"g"}), "", True)
+    >>> [class_assignment(seen, None, catalog), class_assignment(seen, "b", catalog),
+    ...  class_assignment(seen, None, catalog, folder="b"), class_assignment(dict(seen, u=Look("b", frozenset(), "", True)), None, catalog)]
+    ['a', 'b', 'b', None]
     """
-    named = {look.named for look in looks.values() if look.named}
+    if teacher is not None:
+        return teacher
+    if folder in catalog:
+        return folder
+    counts: dict[str, int] = {}
+    for seen in looks.values():
+        name = (seen.named if seen.named in catalog else by_code(seen.defined, catalog)) if seen.readable else None
+        if name is not None:
+            counts[name] = counts.get(name, 0) + 1
+    best = max(counts, key=counts.get, default=None)
+    return best if best is not None and 2 * counts[best] > sum(counts.values()) else None
+
+
+def decide(looks: dict[str, Look], assignment: str | None, catalog: dict[str, frozenset],
+           teacher: bool = True) -> dict[str, tuple]:
+    """For each readable notebook: ``(assignment, why)``, where ``why`` is the flag its row carries.
+
+    Every notebook is graded as ``assignment`` (the class's, from
+    :func:`class_assignment`; ``teacher`` says whether the teacher named it).
+    A notebook whose metadata names another is flagged; one whose metadata
+    names none says how its assignment was told. With no ``assignment``,
+    each gets ``(None, "")``: the caller refuses to grade.
+    """
+    named = {seen.named for seen in looks.values() if seen.named}
+    whose = "the assignment you named" if teacher else "the assignment of this folder's notebooks"
     decided = {}
     for student, seen in looks.items():
-        if seen.named or not seen.readable:
+        if not seen.readable:
             continue
-        code = by_code(seen.defined, catalog)
-        if teacher is not None:
-            decided[student] = (teacher, f"its metadata names no assignment: graded as {teacher}, "
-                                         "the assignment you named")
-        elif code is not None:
-            decided[student] = (code, f"its metadata names no assignment: graded as {code}, "
-                                      "whose functions its code defines")
-        elif len(named) == 1:
-            (only,) = named
-            decided[student] = (only, f"its metadata names no assignment: graded as {only}, "
-                                      "the assignment of every other notebook")
-        else:
+        if assignment is None:
             decided[student] = (None, "")
+        elif seen.named:
+            decided[student] = (assignment, "" if seen.named == assignment else
+                                f"its metadata names {seen.named}, not {assignment}: graded as {assignment}, "
+                                f"{whose}")
+        elif teacher:
+            decided[student] = (assignment, f"its metadata names no assignment: graded as {assignment}, {whose}")
+        elif by_code(seen.defined, catalog) == assignment:
+            decided[student] = (assignment, f"its metadata names no assignment: graded as {assignment}, "
+                                            "whose functions its code defines")
+        elif named == {assignment}:
+            decided[student] = (assignment, f"its metadata names no assignment: graded as {assignment}, "
+                                            "the assignment of every other notebook")
+        else:
+            decided[student] = (assignment, f"its metadata names no assignment: graded as {assignment}, {whose}")
     return decided

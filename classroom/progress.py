@@ -4,10 +4,16 @@ Each student's row (and feedback note) is appended to ``.<csv name>.progress``,
 one line of JSON, as soon as that student is graded. A later run with the same
 ``--out`` takes the row of every student whose *key* is unchanged instead of
 grading them again; ``--regrade`` ignores the record. The key is a digest of
-everything the row depends on: the notebook's bytes, the student's name, the
-assignment it is graded as, that assignment's spec, master and references,
-the grader's own code and the time limits. A line cut short (a run killed while
-writing it) is ignored.
+everything the row depends on: the bytes of the notebook that were graded
+(not those of an earlier look), the student's name, the assignment it is
+graded as, that assignment's spec, master and references, the library and
+the runner the sandbox is given (:func:`library_digest`), the grader's own
+code, Python's and NumPy's versions, and the time limits. A row whose result
+may be the machine's doing (a time-out, a run killed from outside, a sandbox
+that did not start, the grader's own failure) is marked ``retry`` and graded
+again by the next run. Entries of students who are not in a run (a late
+folder graded into the class's CSV) are kept. A line cut short (a run killed
+while writing it) is ignored.
 
 >>> key(["ada", "abc"]) == key(["ada", "abc"]) != key(["ada", "abd"])
 True
@@ -43,6 +49,38 @@ def grader_digest() -> str:
     """A digest of the grader's own code: a changed grader grades everyone again."""
     folder = Path(__file__).resolve().parent
     return key([file_digest(path) for path in sorted(folder.glob("*.py"))])
+
+
+def tree_digest(folder: Path) -> str:
+    """A digest of the names and bytes of the files under ``folder``, compiled files left out."""
+    folder = Path(folder)
+    parts = []
+    for path in sorted(folder.rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
+            parts.append([str(path.relative_to(folder)), hashlib.sha256(path.read_bytes()).hexdigest()])
+    return key(parts)
+
+
+def library_digest() -> str:
+    """A digest of what the sandbox is given and runs with: the library, the runner, Python and NumPy."""
+    import platform
+
+    import numpy
+
+    from classroom import sandbox
+
+    return key([tree_digest(sandbox.LIBRARY), hashlib.sha256(sandbox.RUNNER.read_bytes()).hexdigest(),
+                platform.python_version(),
+                numpy.__version__, sandbox.PYTHON])
+
+
+def reusable(entry: dict | None) -> bool:
+    """True for a recorded entry a later run may keep (not one marked to be graded again).
+
+    >>> reusable({"row": {}}), reusable({"row": {}, "retry": True}), reusable(None)
+    (True, False, False)
+    """
+    return isinstance(entry, dict) and not entry.get("retry")
 
 
 def record_path(out: Path) -> Path:

@@ -32,6 +32,8 @@ from pathlib import Path
 
 #: Columns before the questions' and after them.
 LEADING, TRAILING = ["student", "assignment"], ["total", "possible", "flags", "reason"]
+#: Most characters of one CSV field; a longer text is cut, with a marker that says so.
+FIELD_LIMIT = 2000
 #: First characters that make a spreadsheet read a cell as a formula.
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 #: Most bytes of a feedback file's stem (UTF-8); file systems allow 255 for the whole name.
@@ -47,14 +49,24 @@ def number(value: float) -> str:
 
 
 def neutral(text: object) -> str:
-    """``text`` on one line, with an apostrophe in front if a spreadsheet would run it as a formula.
+    """``text`` on one line, capped, with an apostrophe in front if a spreadsheet would run it as a formula.
+
+    A text longer than :data:`FIELD_LIMIT` characters is cut, and says so:
+    Python's ``csv`` refuses a field over 128 KiB, a spreadsheet a cell over
+    32,767 characters, and one student's flags must not cost the class its file.
 
     >>> neutral("-2"), neutral("@SUM(A1)"), neutral("ada")
     ("'-2", "'@SUM(A1)", 'ada')
+    >>> len(neutral("x" * 10_000)) <= FIELD_LIMIT, neutral("x" * 10_000).endswith("characters cut]")
+    (True, True)
     """
     text = str(text)
     text = "'" + text if text.startswith(FORMULA_STARTS) else text
-    return text.replace("\r", " ").replace("\n", " ")
+    text = text.replace("\r", " ").replace("\n", " ")
+    if len(text) > FIELD_LIMIT:
+        kept = FIELD_LIMIT - 48  # room for the marker
+        text = text[:kept] + f" ... [{len(text) - kept:,} more characters cut]"
+    return text
 
 
 def columns(questions: list[str], feedback: bool = False) -> list[str]:
@@ -86,7 +98,7 @@ def write_whole(path: Path, text: str) -> None:
             stream.write(text)
             stream.flush()
             os.fsync(stream.fileno())
-        os.chmod(temporary, 0o644)
+        os.chmod(temporary, 0o666 & ~umask())
         os.replace(temporary, path)
     except BaseException:
         try:
@@ -94,6 +106,40 @@ def write_whole(path: Path, text: str) -> None:
         except OSError:
             pass
         raise
+
+
+def umask() -> int:
+    """This process's umask (read from ``/proc``; set and restored where that cannot be read)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def read_scores(path: Path) -> list[dict] | None:
+    """The rows of the scores file at ``path`` (each a dict of its columns), or ``None`` if there is none.
+
+    A file that is no CSV with a ``student`` column holds no student's scores: ``[]``.
+    """
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError):
+        return []
+    try:
+        reader = csv.DictReader(io.StringIO(text, newline=""))
+        if "student" not in (reader.fieldnames or []):
+            return []
+        return [row for row in reader if row.get("student")]
+    except csv.Error:
+        return []
 
 
 def write_csv(path: Path, rows: list[dict], questions: list[str], feedback: bool = False) -> None:
@@ -144,12 +190,16 @@ def _safe(student: str) -> str:
     return text
 
 
-def feedback_names(students: list[str]) -> dict[str, str]:
+def feedback_names(students: list[str], taken: set[str] = frozenset()) -> dict[str, str]:
     """A distinct file name for each student's feedback, even on a file system that ignores case.
 
     A name made safe (letters, digits, ``-_.``) that another student's also
     becomes is numbered: the student whose name needed no change keeps the
-    plain one.
+    plain one. A name in ``taken`` (the notes of students graded into the
+    same CSV by an earlier run) is never given.
+
+    >>> feedback_names(["ann"], taken={"ann.txt"})
+    {'ann': 'ann-49915e.txt'}
     """
     groups = collections.defaultdict(list)
     for student in students:
@@ -160,11 +210,13 @@ def feedback_names(students: list[str]) -> dict[str, str]:
         for index, student in enumerate(members):
             stem = _safe(student) if index == 0 else f"{_safe(student)}-{index + 1}"
             names[student] = f"{stem}.txt"
-    taken = collections.Counter(unicodedata.normalize("NFC", name).casefold() for name in names.values())
+    fold = lambda name: unicodedata.normalize("NFC", name).casefold()  # noqa: E731
+    reserved = {fold(name) for name in taken}
+    counted = collections.Counter(fold(name) for name in names.values())
     for student, name in sorted(names.items()):  # a numbered name that is someone's plain one
-        key = unicodedata.normalize("NFC", name).casefold()
-        if taken[key] > 1:
-            taken[key] -= 1
+        key = fold(name)
+        if counted[key] > 1 or key in reserved:
+            counted[key] -= 1
             names[student] = f"{name[:-4]}-{hashlib.sha256(student.encode()).hexdigest()[:6]}.txt"
     return {student: names[student] for student in students}
 

@@ -52,6 +52,9 @@ class NotData(TypeError):
 
 
 def _alarm(signum, frame):
+    # Raised again every second until the cell ends: code that catches the
+    # first (IPython's run_cell catches everything) meets the next.
+    signal.setitimer(signal.ITIMER_REAL, 1.0)
     raise OutOfTime()
 
 
@@ -132,10 +135,46 @@ def _error(kind):
 
 
 class _Quiet:
-    """Stands in for otter's ``grader`` and IPython's ``get_ipython()``."""
+    """Stands in for otter's ``grader``: its checks are the grader's business, not the cells'."""
 
     def __getattr__(self, name):
         return lambda *args, **kwargs: None
+
+
+class _Shell:
+    """IPython's own shell, made on first use, running in the student's namespace.
+
+    The grader turns a cell's magics into the calls IPython makes for them
+    (``get_ipython().run_cell_magic("time", "", body)``); those calls reach a
+    real ``InteractiveShell`` here, so ``%%time``, ``%%capture``, ``%timeit``
+    or ``%matplotlib`` do what they do in Jupyter. IPython is imported only
+    by a notebook that uses it (it costs a few tenths of a second).
+    """
+
+    def __init__(self, namespace):
+        self.namespace, self.shell = namespace, None
+
+    def __call__(self):
+        if self.shell is None:
+            from IPython.core.interactiveshell import InteractiveShell
+            from traitlets.config import Config
+
+            class Shell(InteractiveShell):
+                def enable_gui(self, gui=None):
+                    """No window opens here: ``%matplotlib`` draws off screen, as in a kernel."""
+
+            config = Config()
+            config.HistoryManager.enabled = False  # no history database in the scratch folder
+            self.shell = Shell.instance(config=config, user_ns=self.namespace)
+            self.namespace["get_ipython"] = self
+        return self.shell
+
+
+def _display(*objects, **options):
+    """IPython's ``display``, which Jupyter puts in every namespace (imported when first called)."""
+    from IPython.display import display
+
+    return display(*objects, **options)
 
 
 def _send(descriptor, item):
@@ -160,14 +199,15 @@ def main(job_fd, report_fd):
         _limit(resource.RLIMIT_NOFILE, int(limits["open_files"]))
     seconds = float(job["cell_seconds"])
     signal.signal(signal.SIGALRM, _alarm)
-    quiet = _Quiet()
-    namespace = {"__name__": "__main__", "grader": quiet, "get_ipython": lambda: quiet}
+    namespace = {"__name__": "__main__", "grader": _Quiet(), "display": _display}
+    namespace["get_ipython"] = _Shell(namespace)
     cell_errors = []
     for number, source in job["cells"]:
         try:
             signal.setitimer(signal.ITIMER_REAL, seconds)
             exec(compile(source, f"<cell {number}>", "exec"), namespace)
         except BaseException as error:  # the student's error is data
+            signal.setitimer(signal.ITIMER_REAL, 0)
             if len(cell_errors) < ERROR_LIMIT:
                 kind = "OutOfTime" if isinstance(error, OutOfTime) else type(error).__name__
                 message = "ran past its time and was stopped" if isinstance(error, OutOfTime) else str(error)

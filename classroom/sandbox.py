@@ -160,12 +160,46 @@ def staged() -> Path:
     with _STAGE_LOCK:
         if not _STAGE or not (_STAGE[0] / "runner.py").is_file():
             _sweep()
-            folder = Path(tempfile.mkdtemp(prefix=f"{STAGE_PREFIX}{os.getpid()}-"))
-            atexit.register(shutil.rmtree, folder, ignore_errors=True)
-            shutil.copytree(LIBRARY, folder / "pe_lib", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-            shutil.copyfile(RUNNER, folder / "runner.py")
+            folder = None
+            try:
+                folder = Path(tempfile.mkdtemp(prefix=f"{STAGE_PREFIX}{os.getpid()}-"))
+                atexit.register(shutil.rmtree, folder, ignore_errors=True)
+                shutil.copytree(LIBRARY, folder / "pe_lib", ignore=_COMPILED)
+                shutil.copyfile(RUNNER, folder / "runner.py")
+            except OSError as error:
+                if folder is not None:
+                    shutil.rmtree(folder, ignore_errors=True)
+                raise SandboxUnavailable(_no_room(error)) from None
             _STAGE[:] = [folder]
         return _STAGE[0]
+
+
+_COMPILED = shutil.ignore_patterns("__pycache__", "*.pyc")
+
+
+def stage_bytes() -> int:
+    """What :func:`staged` copies, in bytes: the library without compiled files, and the runner."""
+    total = RUNNER.stat().st_size
+    for folder, names, files in os.walk(LIBRARY):
+        names[:] = [name for name in names if name != "__pycache__"]
+        total += sum(os.path.getsize(os.path.join(folder, name)) for name in files if not name.endswith(".pyc"))
+    return total
+
+
+def _no_room(error: OSError) -> str:
+    """What went wrong copying the library into the temporary folder, and how to fix it, in one line."""
+    where = tempfile.gettempdir()
+    if isinstance(error, shutil.Error) and error.args and isinstance(error.args[0], list) and error.args[0]:
+        why = str(error.args[0][0][-1])  # copytree's list of (source, target, why): the first says enough
+    else:
+        why = error.strerror or str(error)
+    try:
+        free = f"{shutil.disk_usage(where).free >> 10} KiB free"
+    except OSError:
+        free = "free space unknown"
+    return (f"the sandbox's copy of the course library could not be made in the temporary folder "
+            f"{where} ({why}; {free}, {stage_bytes() >> 10} KiB needed): free space there, "
+            f"or set TMPDIR to a folder with room (TMPDIR=/var/tmp python3 tasks.py grade ...)")
 
 
 def bwrap_command(argv: list[str], *, library: bool = True, seccomp_fd: int | None = None,
@@ -272,6 +306,10 @@ def check() -> str:
         return (f"bubblewrap {found} cannot cap the size of the sandbox's folders; "
                 f"version {'.'.join(map(str, BWRAP_NEEDED))} or later is needed "
                 "(Debian 12, Ubuntu 24.04 and later ship one)")
+    try:
+        staged()
+    except SandboxUnavailable as error:
+        return str(error)
     message = ""
     for _ in range(2):  # a second try, in case the machine was too busy the first time
         try:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import collections
 import dataclasses
+import hashlib
 import json
 import os
 import re
@@ -110,9 +111,11 @@ def mixed_scripts(name: str) -> list[str]:
 def _notebooks_in(folder: Path) -> tuple[list[Path], list[str], bool]:
     """Regular ``.ipynb`` files under ``folder``, other things named so, and whether it was too large.
 
-    Hidden names and ``.ipynb_checkpoints`` are skipped; links are never followed.
+    Hidden folders (``.ipynb_checkpoints``) are skipped, and hidden notebooks
+    (``.work.ipynb``) are taken only when the folder holds no other; links are
+    never followed.
     """
-    notebooks, others, seen = [], [], 0
+    notebooks, hidden, others, seen = [], [], [], 0
     pending = [(folder, 0)]
     while pending:
         current, depth = pending.pop()
@@ -124,7 +127,7 @@ def _notebooks_in(folder: Path) -> tuple[list[Path], list[str], bool]:
             seen += 1
             if seen > STUDENT_FOLDER_LIMIT:
                 return notebooks, others, True
-            if entry.name.startswith(".") or entry.name == "__pycache__":
+            if entry.name == "__pycache__" or (entry.name.startswith(".") and not hidden_notebook(entry.name)):
                 continue
             relative = Path(entry.path).relative_to(folder.parent)
             if entry.is_dir(follow_symlinks=False):
@@ -132,11 +135,39 @@ def _notebooks_in(folder: Path) -> tuple[list[Path], list[str], bool]:
                     pending.append((Path(entry.path), depth + 1))
             elif entry.name.endswith(".ipynb"):
                 if entry.is_file(follow_symlinks=False):
-                    notebooks.append(Path(entry.path))
+                    (hidden if entry.name.startswith(".") else notebooks).append(Path(entry.path))
                 else:
                     mode = entry.stat(follow_symlinks=False).st_mode
                     others.append(f"{clean(relative, 60)} is {files.kind(mode)}, not a regular file")
-    return sorted(notebooks), others, False
+    return sorted(notebooks or hidden), others, False
+
+
+#: Hidden entries that editors and systems leave, never a student's work.
+SYSTEM_ENTRIES = frozenset([".DS_Store", ".ipynb_checkpoints", ".git", ".Trashes", ".localized", ".directory"])
+
+
+def hidden_notebook(name: str) -> bool:
+    """True for a notebook whose name starts with a dot (but not macOS's ``._`` copies of metadata).
+
+    >>> hidden_notebook(".ada.ipynb"), hidden_notebook("._ada.ipynb"), hidden_notebook(".DS_Store")
+    (True, False, False)
+    """
+    return name.startswith(".") and not name.startswith("._") and name.endswith(".ipynb") and name != ".ipynb"
+
+
+def hidden_entries(folder: Path) -> list[str]:
+    """Entries of ``folder`` that grading leaves out: hidden, and neither a notebook nor a system file.
+
+    Grading names them, so that nothing handed in is left out unsaid.
+    """
+    try:
+        with os.scandir(folder) as listing:
+            names = [entry.name for entry in listing]
+    except OSError:
+        return []
+    return sorted(clean(name, 60) for name in names
+                  if name.startswith(".") and not hidden_notebook(name) and name not in SYSTEM_ENTRIES
+                  and not name.startswith("._"))
 
 
 def _entry(entry: os.DirEntry) -> Submission:
@@ -163,7 +194,10 @@ def _entry(entry: os.DirEntry) -> Submission:
 
 
 def find_submissions(folder: Path) -> list[Submission]:
-    """One :class:`Submission` per file or folder in ``folder`` (hidden names are skipped).
+    """One :class:`Submission` per file or folder in ``folder``.
+
+    Hidden entries are skipped (:func:`hidden_entries` names them), except
+    notebooks whose names start with a dot, which are graded and flagged.
 
     Every entry gets one, whatever it is: a link, a FIFO or a device is one
     with the reason it cannot be graded. Entries whose names would give the
@@ -175,7 +209,7 @@ def find_submissions(folder: Path) -> list[Submission]:
     entries = []
     with os.scandir(folder) as listing:
         for entry in listing:
-            if not entry.name.startswith("."):
+            if not entry.name.startswith(".") or hidden_notebook(entry.name):
                 entries.append(entry)
             if len(entries) > FOLDER_LIMIT:
                 raise ClassroomError(f"the submissions folder holds more than {FOLDER_LIMIT} entries")
@@ -190,14 +224,32 @@ def find_submissions(folder: Path) -> list[Submission]:
             note = (f"{len(twins)} entries are named {students[index]!r} ({', '.join(twins)}): "
                     "each has its own row")
             found[index] = dataclasses.replace(submission, student=whole[index], note=note)
-    taken = collections.Counter()
+    seen, taken = set(), {submission.student for submission in found}
     for index, submission in enumerate(found):  # names that still clash once cleaned
-        taken[submission.student] += 1
-        if taken[submission.student] > 1:
+        if submission.student in seen:
+            student = numbered(submission.student, taken)
             found[index] = dataclasses.replace(
-                submission, student=f"{submission.student} ({taken[submission.student]})",
+                submission, student=student,
                 note=submission.note or "its name, made printable, is another entry's: numbered")
+        seen.add(submission.student)
+    for index, (entry, submission) in enumerate(zip(entries, found)):
+        if entry.name.startswith("."):
+            found[index] = dataclasses.replace(submission, flags=submission.flags + (
+                "its name starts with a dot (hidden in most file browsers): graded as any other",))
     return _look_alikes(found)
+
+
+def numbered(name: str, taken: set) -> str:
+    """``name (2)``, or the first higher number that no name of ``taken`` is; added to ``taken``.
+
+    >>> numbered("ann", {"ann", "ann (2)"})
+    'ann (3)'
+    """
+    number = 2
+    while f"{name} ({number})" in taken:
+        number += 1
+    taken.add(f"{name} ({number})")
+    return f"{name} ({number})"
 
 
 def _look_alikes(found: list[Submission]) -> list[Submission]:
@@ -220,12 +272,8 @@ def _look_alikes(found: list[Submission]) -> list[Submission]:
                 others = len(members) - 1
                 flags.append(f"its name looks like {others} other entr{'y' if others == 1 else 'ies'}'s: "
                              f"it is {ascii(submission.student)}")
-                number = place + 1
-                while number > 1 and f"{submission.student} ({number})" in taken:
-                    number += 1
-                if number > 1:
-                    student = f"{submission.student} ({number})"
-                    taken.add(student)
+                if place > 0:
+                    student = numbered(submission.student, taken)
             if flags != list(submission.flags):
                 found[index] = dataclasses.replace(submission, student=student, flags=tuple(flags))
     return found
@@ -238,21 +286,38 @@ def read_submission(path: Path) -> tuple[nbformat.NotebookNode | None, str]:
     :data:`NOTEBOOK_LIMIT` bytes, within :data:`READ_SECONDS`, and parsed only
     if it holds at most :data:`NOTEBOOK_ITEMS` items.
     """
+    notebook, problem, _ = read_notebook(path)
+    return notebook, problem
+
+
+def read_notebook(path: Path) -> tuple[nbformat.NotebookNode | None, str, str]:
+    """:func:`read_submission`, and the SHA-256 of the bytes read (``""`` when none were).
+
+    Grading keys its record on the bytes it graded, not on those of an earlier look.
+    """
     path = Path(path)
     if path.suffix != ".ipynb":
-        return None, f"not a notebook: {clean(path.name, 60)} is not an .ipynb file"
+        try:  # read all the same, for the digest the record keys its row on
+            digest = hashlib.sha256(files.read(path, limit=NOTEBOOK_LIMIT, seconds=READ_SECONDS)).hexdigest()
+        except files.NotReadable:
+            digest = ""
+        return None, f"not a notebook: {clean(path.name, 60)} is not an .ipynb file", digest
     try:
         raw = files.read(path, limit=NOTEBOOK_LIMIT, seconds=READ_SECONDS)
     except files.NotReadable as error:
-        return None, f"not graded: {clean(path.name, 60)} {error}"
+        return None, f"not graded: {clean(path.name, 60)} {error}", ""
+    digest = hashlib.sha256(raw).hexdigest()
     if items(raw) > NOTEBOOK_ITEMS:
         return None, (f"not graded: {clean(path.name, 60)} holds more than {NOTEBOOK_ITEMS} items; "
-                      "clear its outputs and hand it in again")
+                      "clear its outputs and hand it in again"), digest
     try:
         data = json.loads(raw)  # UTF-8, -16 or -32; a byte-order mark, which some editors write, is fine
     except (ValueError, RecursionError):
         data = None
     try:
+        if isinstance(data, dict) and isinstance(data.get("cells"), list) and data.get("nbformat", 4) == 4:
+            del raw
+            return _cells_only(data), "", digest
         if isinstance(data, dict):
             # Outputs are never graded: dropped before nbformat copies and checks them.
             _drop_outputs(data)
@@ -265,8 +330,38 @@ def read_submission(path: Path) -> tuple[nbformat.NotebookNode | None, str]:
         nbformat.validate(notebook)
     except Exception as error:  # a broken file is a reason to report, never a crash
         message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        return None, f"not a notebook: {clean(message, 80)}"
-    return notebook, ""
+        return None, f"not a notebook: {clean(message, 80)}", digest
+    return notebook, "", digest
+
+
+def _cells_only(data: dict) -> nbformat.NotebookNode:
+    """A notebook of nbformat 4 (any minor version) as grading needs it: each cell's type and source.
+
+    What an editor adds or leaves out beside them (outputs, execution counts,
+    cell ids, attachments, its own metadata) changes nothing: a code cell
+    whose ``outputs`` were stripped is as much a notebook as any. Only
+    otter's record of the assignment is kept of the metadata.
+
+    >>> _cells_only({"cells": [{"cell_type": "code", "source": ["x = ", "1"]}]}).cells[0].source
+    'x = 1'
+    """
+    makers = {"code": nbformat.v4.new_code_cell, "markdown": nbformat.v4.new_markdown_cell,
+              "raw": nbformat.v4.new_raw_cell}
+    cells = []
+    for cell in data["cells"]:
+        if not (isinstance(cell, dict) and cell.get("cell_type") in makers):
+            continue
+        source = cell.get("source", "")
+        if isinstance(source, list) and all(isinstance(part, str) for part in source):
+            source = "".join(source)
+        if isinstance(source, str):
+            cells.append(makers[cell["cell_type"]](source))
+    notebook = nbformat.v4.new_notebook(cells=cells)
+    metadata = data.get("metadata")
+    otter = metadata.get("otter") if isinstance(metadata, dict) else None
+    if isinstance(otter, dict) and isinstance(otter.get("assignment_name"), str):
+        notebook.metadata["otter"] = {"assignment_name": otter["assignment_name"]}
+    return notebook
 
 
 def _drop_outputs(data: dict) -> None:

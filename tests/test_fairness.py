@@ -123,8 +123,8 @@ NUMBER_TYPES = {
                      "largest_entry = int(np.abs(np.array(table)).max().round())",
 }
 
-#: Other assignments in the same folder, graded as their metadata says. student:
-#: (assignment, cells to replace, expected scores, text the reason must hold)
+#: Typical mistakes of the other assignments, each graded in its own folder as the teacher names it.
+#: student: (assignment, cells to replace, expected scores, text the reason must hold)
 OTHERS = {
     # All NaN and offset_gap = 0: the dtype and shape checks only.
     "alibi_all_nan": ("attention_biases", {
@@ -185,12 +185,19 @@ def rows(materials, tmp_path_factory):
         nbformat.write(_replace(solutions, replacements), folder / f"{student}.ipynb")
     for student, source in NUMBER_TYPES.items():
         nbformat.write(_replace(solutions, {"table = encoding_matrix(200, 16)": source}), folder / f"{student}.ipynb")
-    for student, (name, replacements, _, _) in OTHERS.items():
-        other = nbformat.read(others[name].solutions, as_version=4)
-        nbformat.write(_replace(other, replacements), folder / f"{student}.ipynb")
     nbformat.write(_pasted(solutions), folder / "pasted_without_metadata.ipynb")
     nbformat.write(nbformat.v4.new_notebook(), folder / "every_cell_deleted.ipynb")
+    # Handed in to Assignment 1 with Assignment 4's metadata (its solutions are public).
+    nbformat.write(nbformat.read(others["attention_biases"].solutions, as_version=4),
+                   folder / "another_assignments_solutions.ipynb")
     graded = grade_folder(folder, out=None, assignment=ASSIGNMENT, build=build, jobs=2, log=lambda line: None)
+    for name in ("attention_biases", "relative_positions"):
+        own = tmp_path_factory.mktemp(f"fairness-{name}")
+        for student, (assignment, replacements, _, _) in OTHERS.items():
+            if assignment == name:
+                other = nbformat.read(others[name].solutions, as_version=4)
+                nbformat.write(_replace(other, replacements), own / f"{student}.ipynb")
+        graded += grade_folder(own, out=None, assignment=name, build=build, jobs=2, log=lambda line: None)
     return {row["student"]: row for row in graded}
 
 
@@ -225,19 +232,27 @@ def test_an_honest_answer_in_an_unusual_number_type_earns_full_marks(rows, stude
 
 
 @pytest.mark.parametrize("student", OTHERS)
-def test_a_notebook_of_another_assignment_is_graded_as_its_own_and_says_so(rows, student):
+def test_a_typical_mistake_of_another_assignment_costs_what_its_checks_weigh(rows, student):
     name, _, expected, reason = OTHERS[student]
     row = rows[student]
-    assert row["assignment"] == name
+    assert row["assignment"] == name and not row["flags"]
     assert [float(row[f"q{i + 1}"]) for i in range(len(expected))] == pytest.approx(expected, abs=1e-4)
-    assert f"its metadata says it is {name}, so it is graded as {name}, not {ASSIGNMENT}" in row["reason"]
     assert reason in row["reason"]
+
+
+def test_the_teacher_not_the_notebook_decides_the_assignment(rows):
+    """Assignment 4's public solutions handed in to Assignment 1 earn Assignment 1's marks for them: none."""
+    row = rows["another_assignments_solutions"]
+    assert row["assignment"] == ASSIGNMENT and row["possible"] == "11" and row["total"] == "0"
+    assert row["flags"] == ("its metadata names attention_biases, not encoding_matrix: graded as "
+                            "encoding_matrix, the assignment you named")
 
 
 def test_use_of_pe_lib_is_flagged(rows):
     assert re.fullmatch(r"cell \d+ imports pe_lib", rows["uses_pe_lib"]["flags"])
     assert all(not row["flags"] for student, row in rows.items()
-               if student not in ("uses_pe_lib", "pasted_without_metadata", "every_cell_deleted"))
+               if student not in ("uses_pe_lib", "pasted_without_metadata", "every_cell_deleted",
+                                  "another_assignments_solutions"))
 
 
 def test_a_correct_answer_pasted_into_a_fresh_notebook_earns_full_marks(rows):
@@ -272,7 +287,8 @@ SAVED_METADATA = {
 
 
 def test_without_the_teachers_assignment_a_notebook_without_metadata_is_graded_by_its_code(materials, tmp_path):
-    """Honest notebooks saved without otter's metadata earn full marks, flagged; the odd one is its own."""
+    """Honest notebooks saved without otter's metadata earn full marks, flagged; the odd one is graded
+    as the folder's assignment, which most of its notebooks are, and flagged."""
     built, other = materials[ASSIGNMENT], materials["relative_positions"]
     solutions = nbformat.read(built.solutions, as_version=4)
     nbformat.write(_pasted(solutions), tmp_path / "ada.ipynb")
@@ -281,7 +297,10 @@ def test_without_the_teachers_assignment_a_notebook_without_metadata_is_graded_b
     nbformat.write(nbformat.read(other.solutions, as_version=4), tmp_path / "odd_one.ipynb")
     graded = {row["student"]: row for row in grade_folder(tmp_path, out=None, build=built.references.parents[1],
                                                           jobs=2, log=lambda line: None)}
-    assert graded["odd_one"]["total"] == graded["odd_one"]["possible"] == "12" and not graded["odd_one"]["flags"]
+    odd = graded["odd_one"]
+    assert odd["assignment"] == ASSIGNMENT and odd["total"] == "0" and odd["possible"] == "11"
+    assert odd["flags"].startswith("its metadata names relative_positions, not encoding_matrix: graded as "
+                                   "encoding_matrix, the assignment of this folder's notebooks; ")
     for student in ("ada", "vs_code", "colab"):
         row = graded[student]
         assert row["assignment"] == ASSIGNMENT and row["total"] == row["possible"] == "11"
@@ -300,6 +319,18 @@ def test_a_notebook_without_metadata_among_named_ones_is_graded_as_theirs(materi
     assert graded["bo"]["assignment"] == ASSIGNMENT and graded["bo"]["total"] == "0"
     assert graded["bo"]["flags"] == ("its metadata names no assignment: graded as encoding_matrix, "
                                      "the assignment of every other notebook")
+
+
+def test_a_folder_named_after_an_assignment_is_graded_as_that_one(materials, tmp_path):
+    """Assignment 1's solutions handed in to a folder named for Assignment 4 earn Assignment 4's marks."""
+    built = materials[ASSIGNMENT]
+    folder = tmp_path / "attention_biases"
+    folder.mkdir()
+    nbformat.write(nbformat.read(built.solutions, as_version=4), folder / "ada.ipynb")
+    (row,) = grade_folder(folder, out=None, build=built.references.parents[1], log=lambda line: None)
+    assert row["assignment"] == "attention_biases" and row["total"] == "0"
+    assert row["flags"] == ("its metadata names encoding_matrix, not attention_biases: graded as "
+                            "attention_biases, the assignment of this folder's notebooks")
 
 
 def test_a_folder_whose_assignment_cannot_be_told_is_refused_before_grading(materials, tmp_path):
