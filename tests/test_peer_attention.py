@@ -129,3 +129,20 @@ def test_image_blocks_are_gemma3s():
         layer = PositionalSelfAttention(heads=1, key_dim=8, method="rope", window=window)
         seen = visible_keys(layer, x, attention_mask=mask, block_ids=blocks)
         assert seen.tolist() == GEMMA3["visible"][name], name
+
+
+def test_rope_deltas_of_one_row_and_refusals_by_hand():
+    # 1 text token, then a 4 x 6 image merged 2 x 2 at 1: rows 1..2, columns 1..3; largest 3 + 1 - 7 tokens
+    assert ids.mrope_deltas(ids.mrope_position_ids([1, (4, 6)], merge=2)).tolist() == [-3]
+    assert ids.mrope_deltas(np.array([[0, 1, 2]] * 3)).tolist() == [0]  # text only: no delta
+    # two left pads (position 0) do not count as tokens: largest 1, plus 1, less 2 tokens
+    assert ids.mrope_deltas(np.array([[[0, 0, 0, 1]]] * 3), np.array([[0, 0, 1, 1]])).tolist() == [0]
+    for bad in (np.zeros((3,), "int64"), np.zeros((3, 2), "float64")):
+        try:
+            ids.mrope_deltas(bad)
+        except ValueError as error:
+            assert "position_ids" in str(error)
+        else:
+            raise AssertionError(f"mrope_deltas accepted {bad!r}")
+    assert ids.image_blocks(np.array([1, 1, 0, 0, 1])).tolist() == [0, 0, -1, -1, 1]  # one row, no batch axis
+    assert ids.image_blocks(np.array([[2, 1, 0]])).tolist() == [[-1, 0, -1]]  # a video token (2) is no image
