@@ -219,7 +219,7 @@ _SHOW_CPU_PATHS = (
 SLOW_TESTS = ("chapters", "tests/test_book.py", "tests/test_pdf.py", "tests/test_lab.py",
               "tests/test_assignments.py", "tests/test_fairness.py", "tests/test_red_team.py",
               "tests/test_grading_as_a_user.py", "tests/test_grading_folders.py",
-              "tests/test_grading_parts.py")
+              "tests/test_grading_parts.py", "tests/test_grading_habits.py", "tests/test_grading_reruns.py")
 
 
 def order_options(order: str) -> list[str]:

@@ -324,8 +324,11 @@ def read_config(config) -> ModelPositions:
     for kind, rope in zip(kinds, rope_flags):
         window = _need(config, "sliding_window") if kind == "sliding_attention" else None
         if not rope:
+            # indexed as Llama4TextAttention indexes it: by the step in the row
+            # (cache_position), pads and earlier packed documents included
             heat = {"kind": "llama4", "floor_scale": _need(config, "floor_scale"),
-                    "attn_scale": _need(config, "attn_scale")} if tuning else None
+                    "attn_scale": _need(config, "attn_scale"),
+                    "index": "cache_position"} if tuning else None
             layers.append(LayerPositions("none", window=window, temperature=heat))
             continue
         if None in by_kind:

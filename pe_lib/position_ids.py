@@ -121,8 +121,7 @@ def mrope_position_ids(segments, *, merge: int = 1, time_interval: float = 1.0,
             (``spatial_merge_size``, 2 in Qwen2-VL).
         time_interval: positions per video time step: 1 in Qwen2-VL;
             ``tokens_per_second * second_per_grid_t`` in Qwen2.5-VL. The time
-            position of step :math:`f` is :math:`p + \lfloor f \cdot
-            \text{interval} \rfloor`.
+            position of step ``f`` is ``p + floor(f * time_interval)``.
         attention_mask: 1 (token) and 0 (pad) per step of the row: the
             segments fill the steps marked 1 in order, and pads get 0
             (``get_rope_index`` with an ``attention_mask``, left padding).
@@ -130,9 +129,8 @@ def mrope_position_ids(segments, *, merge: int = 1, time_interval: float = 1.0,
     A text token at position :math:`p` is :math:`(p, p, p)`. An image
     starting at :math:`p` has ``height/merge`` x ``width/merge`` tokens at
     :math:`(p, p + r, p + c)`, row by row; a video repeats them for each time
-    step. What follows starts at :math:`p + \max(\text{rows},
-    \text{columns})`, whatever the video's time positions reached, as in
-    transformers.
+    step. What follows starts at ``p + max(rows, columns)``, whatever the
+    video's time positions reached, as in transformers.
 
     >>> mrope_position_ids([2, (2, 4), 1], merge=2).tolist()
     [[0, 1, 2, 2, 4], [0, 1, 2, 2, 4], [0, 1, 2, 3, 4]]

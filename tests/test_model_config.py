@@ -117,8 +117,9 @@ def test_llama4_scout_layers_are_hugging_faces():
             assert layer.options["layout"] == "interleaved"
         else:
             assert (layer.chunk_size, layer.qk_norm) == (None, False)
+            # indexed by the step in the row, as Llama4TextAttention indexes it
             assert layer.temperature == {"kind": "llama4", "floor_scale": llama["floor_scale"],
-                                         "attn_scale": llama["attn_scale"]}
+                                         "attn_scale": llama["attn_scale"], "index": "cache_position"}
     np.testing.assert_allclose(positions.rates(0), array(llama["rates"]), rtol=PEER_RTOL, atol=0)
     options = positions.layers[0].attention_options()
     assert (options["chunk_size"], options["qk_norm"]) == (8192, True)

@@ -17,7 +17,7 @@ from pe_lib.methods import get_method
 from pe_lib.rope_scaling import FOLLOW_LENGTH
 
 
-class Placement(NamedTuple):
+class _Placement(NamedTuple):
     """Where a block of queries and its keys sit: steps, positions, pads, documents.
 
     ``past_steps`` keys (a cache) come before the block's own steps; every
@@ -195,7 +195,7 @@ class PositionalSelfAttention(keras.layers.Layer):
             raise ValueError(f"qk_norm=True is for RoPE methods (Llama 4 normalises in its RoPE layers only), "
                              f"got method={self.method!r}")
         self.positions = None
-        #: position axes per step: 1, or the number of M-RoPE's sections
+        #: How many positions each step has, 1 or the number of M-RoPE's sections.
         self.position_axes = 1
         if entry.acts_on == "queries and keys":
             if self.key_dim % 2:
@@ -270,7 +270,7 @@ class PositionalSelfAttention(keras.layers.Layer):
             return tensor
         return ops.concatenate([ops.cast(cache[name], tensor.dtype), tensor], axis=2)
 
-    def _place(self, inputs, position_ids, attention_mask, cache, block_ids=None) -> Placement:
+    def _place(self, inputs, position_ids, attention_mask, cache, block_ids=None) -> _Placement:
         """The positions, pads and documents of the block and of the keys before it."""
         batch, steps = ops.shape(inputs)[0], ops.shape(inputs)[1]
         if attention_mask is None:
@@ -298,7 +298,7 @@ class PositionalSelfAttention(keras.layers.Layer):
         blocks = -ops.ones((batch, steps), "int32") if block_ids is None else ops.cast(block_ids, "int32")
         if cache is not None:
             blocks = ops.concatenate([ops.cast(cache["blocks"], "int32"), blocks], axis=-1)
-        return Placement(past_steps, steps, positions, key_positions, key_mask, documents, starts, blocks)
+        return _Placement(past_steps, steps, positions, key_positions, key_mask, documents, starts, blocks)
 
     def _given_positions(self, position_ids, batch, steps):
         positions = ops.cast(ops.convert_to_tensor(position_ids), "int32")
