@@ -42,7 +42,7 @@ from pe_lib.frequencies import angle_rates
 
 
 def pair_axes(mrope_section, *, interleaved: bool = False) -> np.ndarray:
-    """The axis that turns each pair: ``mrope_section[k]`` pairs for axis ``k``.
+    r"""The axis that turns each pair: ``mrope_section[k]`` pairs for axis ``k``.
 
     In sections (Qwen2-VL, Qwen2.5-VL) the pairs of axis 0 come first, then
     those of axis 1, and so on. ``interleaved`` (Qwen3-VL's M-RoPE) deals

@@ -682,6 +682,46 @@ def check_layer_positions_field(method, where, option):
     assert_moved(want, plain, bound, f"LayerPositions {option}")
 
 
+@check(("layer_scheme", "reference", "chunk_size"), ("layer_scheme", "reference", "qk_norm"))
+def check_layer_positions_chunk_and_norm(method, where, option):
+    """Llama 4's RoPE-layer options, from LayerPositions to the layer, by what they must do.
+
+    chunk_size: the queries of a chunk see only its keys, so a chunk's outputs are the
+    layer's outputs on that chunk alone, at its positions. qk_norm: queries and keys are
+    scaled to unit length after the rotation, so scaling the query kernel changes nothing.
+    """
+    positions = LayerPositions("rope", **{option: 3 if option == "chunk_size" else True})
+    layer = PositionalSelfAttention(heads=2, key_dim=4, dtype="float64", **positions.attention_options())
+    rng = np.random.default_rng(13)
+    x = rng.normal(size=(1, 7, 8))
+    layer.build((None, 7, 8))
+    kernels = [rng.normal(size=(8, 8)) / np.sqrt(8) for _ in range(4)]
+    for dense, kernel in zip((layer.query, layer.key, layer.value, layer.output_projection), kernels):
+        dense.kernel.assign(kernel)
+    got = to_numpy(layer(x))
+    bound = 64 * 2.0**-53 * np.abs(got).max()
+    if option == "chunk_size":
+        alone = to_numpy(layer(x[:, 3:6], position_ids=np.arange(3, 6)[None]))
+        np.testing.assert_allclose(got[:, 3:6], alone, rtol=0, atol=bound)
+        whole = PositionalSelfAttention(heads=2, key_dim=4, method="rope", dtype="float64")
+        whole.build((None, 7, 8))
+        for dense, kernel in zip((whole.query, whole.key, whole.value, whole.output_projection), kernels):
+            dense.kernel.assign(kernel)
+        assert_moved(got, to_numpy(whole(x)), bound, "LayerPositions chunk_size")
+    else:
+        plain = PositionalSelfAttention(heads=2, key_dim=4, method="rope", dtype="float64")
+        plain.build((None, 7, 8))
+        for dense, kernel in zip((plain.query, plain.key, plain.value, plain.output_projection), kernels):
+            dense.kernel.assign(kernel)
+        assert_moved(got, to_numpy(plain(x)), bound, "LayerPositions qk_norm")
+        before = to_numpy(plain(x))
+        layer.query.kernel.assign(10 * kernels[0])
+        plain.query.kernel.assign(10 * kernels[0])
+        # Llama 4's norm adds rms_norm_eps = 1e-5 to the mean square: unit length to about 1e-5
+        assert np.abs(to_numpy(layer(x)) - got).max() < 1e-4 * np.abs(got).max()
+        assert np.abs(to_numpy(plain(x)) - before).max() > 1e-2 * np.abs(before).max()
+
+
 # --- several position axes, and packed rows -----------------------------------------------------
 
 def exact_axis_rotation(x, positions_per_pair, rates):
