@@ -643,6 +643,16 @@ def check_temperature_option(method, kind, option):
         assert np.any(got != query_temperature(kind, positions, **{**options, option: TEMPERATURES[kind][option]}))
 
 
+def attention_with_kernels(kernels, **options):
+    """A float64 PositionalSelfAttention of 2 heads of 4, built for 8 features, with ``kernels``
+    as its query, key, value and output kernels."""
+    layer = PositionalSelfAttention(heads=2, key_dim=4, dtype="float64", **options)
+    layer.build((None, 7, 8))
+    for dense, kernel in zip((layer.query, layer.key, layer.value, layer.output_projection), kernels):
+        dense.kernel.assign(kernel)
+    return layer
+
+
 @check(*[("layer_scheme", "reference", name) for name in ("options", "window", "sink_tokens", "sink_logit",
                                                           "temperature")])
 def check_layer_positions_field(method, where, option):
@@ -656,13 +666,10 @@ def check_layer_positions_field(method, where, option):
     positions = LayerPositions(name, **given)
     if option == "options":
         assert_within_ulp(positions.rates(8), exact_rates("rope_pi", 8, base=500.0, scale=4.0), ulp=RATE_ULP)
-    layer = PositionalSelfAttention(heads=2, key_dim=4, dtype="float64", **positions.attention_options())
     rng = np.random.default_rng(12)
     x = rng.normal(size=(1, 7, 8))
-    layer.build((None, 7, 8))
     kernels = [rng.normal(size=(8, 8)) / np.sqrt(8) for _ in range(4)]
-    for dense, kernel in zip((layer.query, layer.key, layer.value, layer.output_projection), kernels):
-        dense.kernel.assign(kernel)
+    layer = attention_with_kernels(kernels, **positions.attention_options())
     sinks = None
     if positions.sink_logit:
         sinks = np.array([1.0, -0.5])
@@ -691,28 +698,19 @@ def check_layer_positions_chunk_and_norm(method, where, option):
     scaled to unit length after the rotation, so scaling the query kernel changes nothing.
     """
     positions = LayerPositions("rope", **{option: 3 if option == "chunk_size" else True})
-    layer = PositionalSelfAttention(heads=2, key_dim=4, dtype="float64", **positions.attention_options())
     rng = np.random.default_rng(13)
     x = rng.normal(size=(1, 7, 8))
-    layer.build((None, 7, 8))
     kernels = [rng.normal(size=(8, 8)) / np.sqrt(8) for _ in range(4)]
-    for dense, kernel in zip((layer.query, layer.key, layer.value, layer.output_projection), kernels):
-        dense.kernel.assign(kernel)
+    layer = attention_with_kernels(kernels, **positions.attention_options())
     got = to_numpy(layer(x))
     bound = 64 * 2.0**-53 * np.abs(got).max()
     if option == "chunk_size":
         alone = to_numpy(layer(x[:, 3:6], position_ids=np.arange(3, 6)[None]))
         np.testing.assert_allclose(got[:, 3:6], alone, rtol=0, atol=bound)
-        whole = PositionalSelfAttention(heads=2, key_dim=4, method="rope", dtype="float64")
-        whole.build((None, 7, 8))
-        for dense, kernel in zip((whole.query, whole.key, whole.value, whole.output_projection), kernels):
-            dense.kernel.assign(kernel)
+        whole = attention_with_kernels(kernels, method="rope")
         assert_moved(got, to_numpy(whole(x)), bound, "LayerPositions chunk_size")
     else:
-        plain = PositionalSelfAttention(heads=2, key_dim=4, method="rope", dtype="float64")
-        plain.build((None, 7, 8))
-        for dense, kernel in zip((plain.query, plain.key, plain.value, plain.output_projection), kernels):
-            dense.kernel.assign(kernel)
+        plain = attention_with_kernels(kernels, method="rope")
         assert_moved(got, to_numpy(plain(x)), bound, "LayerPositions qk_norm")
         before = to_numpy(plain(x))
         layer.query.kernel.assign(10 * kernels[0])
