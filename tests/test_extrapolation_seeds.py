@@ -13,10 +13,17 @@ RECORDED = Path(__file__).resolve().parents[1] / "chapters" / "data" / seeds.FIL
 TEST_SEQUENCES = 600
 
 
+def assert_a_share_of_the_test_sequences(accuracy):
+    """A share of 600 sequences, as written by Python's repr."""
+    right = Fraction(accuracy).limit_denominator(1000) * TEST_SEQUENCES
+    assert right.denominator == 1 and 0 <= right <= TEST_SEQUENCES
+
+
+@pytest.mark.parametrize("rows", [seeds.extrapolation_rows, seeds.recipe_rows], ids=lambda f: f.__name__)
 @pytest.mark.parametrize("bad", [-1, 1.5, "0"])
-def test_extrapolation_rows_refuses_a_bad_seed_before_training(bad):
+def test_rows_refuse_a_bad_seed_before_training(rows, bad):
     with pytest.raises((ValueError, TypeError), match="seed"):
-        seeds.extrapolation_rows(bad)
+        rows(bad)
 
 
 def test_the_recorded_file_holds_every_seed_and_method_as_counts():
@@ -31,20 +38,12 @@ def test_the_recorded_file_holds_every_seed_and_method_as_counts():
             if row["method"] == "learned" and length > seeds.TRAIN_LENGTH:
                 assert accuracy is None  # no rows past the training length
                 continue
-            # a share of 600 sequences, as written by Python's repr
-            right = Fraction(accuracy).limit_denominator(1000) * TEST_SEQUENCES
-            assert right.denominator == 1 and 0 <= right <= TEST_SEQUENCES
+            assert_a_share_of_the_test_sequences(accuracy)
             if row["method"] == "none":  # mirror pairs get one answer
                 assert accuracy == 0.5
 
 
 RECIPES_RECORDED = RECORDED.with_name(seeds.RECIPES_FILE_NAME)
-
-
-@pytest.mark.parametrize("bad", [-1, 1.5, "0"])
-def test_recipe_rows_refuses_a_bad_seed_before_training(bad):
-    with pytest.raises((ValueError, TypeError), match="seed"):
-        seeds.recipe_rows(bad)
 
 
 def test_the_recorded_recipes_hold_every_seed_and_recipe_as_counts():
@@ -57,8 +56,7 @@ def test_the_recorded_recipes_hold_every_seed_and_recipe_as_counts():
     found = {(row["seed"], row["recipe"]): row for row in rows}
     for row in rows:
         for length in seeds.TEST_LENGTHS:
-            right = Fraction(row[f"accuracy_{length}"]).limit_denominator(1000) * TEST_SEQUENCES
-            assert right.denominator == 1 and 0 <= right <= TEST_SEQUENCES
+            assert_a_share_of_the_test_sequences(row[f"accuracy_{length}"])
     for seed in range(5):
         # exact identities, whatever the training: dynamic NTK (factor 1) is
         # plain RoPE up to L and NTK-aware scaling with s = 64 / 16 at 64 steps
