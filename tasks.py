@@ -213,13 +213,34 @@ _SHOW_CPU_PATHS = (
 )
 
 
-#: What ``test --quick`` leaves out: the chapters under nbval, the built book in a browser,
-#: the PDF, the lab, and the grading sandbox's end-to-end runs. What is left (unit,
-#: property and doc tests) is the edit-test loop's; the full command runs everything.
-SLOW_TESTS = ("chapters", "tests/test_book.py", "tests/test_pdf.py", "tests/test_lab.py",
+#: The end-to-end tests: the built book in a browser, the PDF, the lab, and the
+#: grading sandbox's runs. ``test --quick`` and ``test --lowest`` leave them out.
+SLOW_TESTS = ("tests/test_book.py", "tests/test_pdf.py", "tests/test_lab.py",
               "tests/test_assignments.py", "tests/test_fairness.py", "tests/test_red_team.py",
               "tests/test_grading_as_a_user.py", "tests/test_grading_folders.py",
               "tests/test_grading_parts.py", "tests/test_grading_habits.py", "tests/test_grading_reruns.py")
+#: The tests and doctests that train the course's small models (a few seconds to a
+#: minute each). ``test --quick`` leaves them out; ``test --lowest`` runs them.
+TRAINING_TESTS = ("tests/test_real_text.py", "tests/test_order_classifier.py", "tests/test_seq2seq.py",
+                  "tests/test_extrapolation.py", "pe_lib/course/order/classifier.py",
+                  "pe_lib/course/order/mixing.py", "pe_lib/course/encoder_decoder/model.py",
+                  "pe_lib/course/extrapolation/experiment.py", "pe_lib/course/real_text/model.py",
+                  "pe_lib/course/real_text/training.py")
+
+
+def quick_selection(training: bool = False) -> list[str]:
+    """pytest arguments that select the unit, property and doc tests: the folders
+    they live in, without :data:`SLOW_TESTS`, and without :data:`TRAINING_TESTS`
+    unless ``training``. The chapters are left out by naming the other folders (a
+    folder of ``testpaths`` is collected even when ``--ignore`` names it).
+
+    >>> quick_selection()[:4]
+    ['tests', 'pe_lib', 'classroom', '--ignore=tests/test_book.py']
+    >>> len(quick_selection()) - len(quick_selection(training=True)) == len(TRAINING_TESTS)
+    True
+    """
+    left_out = SLOW_TESTS + (() if training else TRAINING_TESTS)
+    return ["tests", "pe_lib", "classroom", *[f"--ignore={path}" for path in left_out]]
 
 
 def order_options(order: str) -> list[str]:
@@ -240,7 +261,7 @@ def order_options(order: str) -> list[str]:
 def test(*extra: str) -> None:
     """Everything on TensorFlow, then the layer tests on JAX; extra arguments: TensorFlow only.
 
-    ``--quick`` runs the unit, property and doc tests only (:data:`SLOW_TESTS` left out).
+    ``--quick`` runs the unit, property and doc tests that train no model (:func:`quick_selection`).
     ``--order shuffle:SEED`` runs the suite in a seeded shuffled order, to show that no
     test depends on another having run first. ``--lowest`` runs the unit, property and
     doc tests at the lowest versions that ``requirements.txt`` allows (:func:`lowest`).
@@ -265,7 +286,7 @@ def test(*extra: str) -> None:
     quick = "--quick" in rest
     if quick:
         rest.remove("--quick")
-        options += [f"--ignore={path}" for path in SLOW_TESTS]
+        options += quick_selection()
     if "--lowest" in rest:
         rest.remove("--lowest")
         lowest(*options, *rest)
@@ -316,9 +337,8 @@ def lowest(*extra: str) -> None:
                       "print('lowest versions:', *(f'{m.__name__} {m.__version__}' for m in "
                       "(numpy, keras, tensorflow, jax, mpmath, hypothesis)))")
     # test_notebook_regression checks nbval and glue on the locked versions the chapters use.
-    run(python, "-m", "pytest", "-n", "2", "--dist", "loadscope", "tests", "pe_lib", "classroom",
-        "--ignore=tests/test_notebook_regression.py",
-        *[f"--ignore={path}" for path in SLOW_TESTS if path != "chapters"], *extra)
+    run(python, "-m", "pytest", "-n", "2", "--dist", "loadscope", *quick_selection(training=True),
+        "--ignore=tests/test_notebook_regression.py", *extra)
 
 
 def ensure_debian_package(package: str, commands: tuple[str, ...], missing: str) -> None:

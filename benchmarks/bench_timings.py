@@ -40,7 +40,7 @@ from pe_lib.course.display import reading_time as rt
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from tasks import SLOW_TESTS  # noqa: E402  (what `test --quick` leaves out)
+from tasks import quick_selection  # noqa: E402  (what `test --quick` runs)
 TRAINING_TARGET_S = 40.0
 CHAPTER_TARGET_S = 15.0
 SUITE_TARGET_S = 480.0
@@ -163,7 +163,7 @@ def main() -> None:
         print(f"{path.stem:<34}{seconds:9.1f}   {target:g} s: {verdict(seconds, target)}", flush=True)
     print(f"{'all chapters':<34}{total:9.1f}")
 
-    quick, code = pytest_time("-n", "2", "--dist", "loadscope", *[f"--ignore={path}" for path in SLOW_TESTS])
+    quick, code = pytest_time("-n", "2", "--dist", "loadscope", *quick_selection())
     print(f"{'test --quick (two workers)':<34}{quick:9.1f}   target {QUICK_TARGET_S:g} s: "
           f"{verdict(quick, QUICK_TARGET_S)}, {'passed' if code == 0 else 'FAILED'}")
     if not args.skip_suite:
