@@ -125,23 +125,31 @@ def chapter_label(path: Path) -> str:
 
 
 def intro_tables() -> None:
-    """Print the introduction's tables of reading times, as intro.md holds them."""
+    """Print the introduction's tables of reading times, as intro.md holds them.
+
+    The core's table has a column for all the exercises, the Going further ones
+    too; the deep dives have none of those, and their table leaves it out (it
+    fits a phone's width that way)."""
     path = rt.reader_path(ROOT)
     heads = {rt.CORE_PART: ("Core chapter", "The core path"), rt.DEEP_DIVES_PART: ("Deep dive", "Core and deep dives")}
     running = rt.PageCounts(0, 0, 0, 0)
     for part, names in path.items():
         head, total_name = heads[part]
-        print(f"| {head} | Read | With exercises | With going further |\n|:--|--:|--:|--:|")
+        with_all = part == rt.CORE_PART
+
+        def row(name: str, counts: rt.PageCounts, bold: str = "") -> str:
+            times = [counts.reading_minutes(), counts.minutes_with_exercises()]
+            times += [counts.minutes_with_all_exercises()] if with_all else []
+            return f"| {name} | " + " | ".join(f"{bold}{rt.format_minutes(t)}{bold}" for t in times) + " |"
+
+        print(f"| {head} | Read | With exercises |" + (" With all |" if with_all else "")
+              + "\n|:--|--:|--:|" + ("--:|" if with_all else ""))
         for name in names:
             file = rt.page_file(ROOT, name)
             counts = rt.page_counts(file)
             running += counts
-            print(f"| {{ref}}`{chapter_label(file)}` | {rt.format_minutes(counts.reading_minutes())} | "
-                  f"{rt.format_minutes(counts.minutes_with_exercises())} | "
-                  f"{rt.format_minutes(counts.minutes_with_all_exercises())} |")
-        print(f"| **{total_name}** | **{rt.format_minutes(running.reading_minutes())}** | "
-              f"**{rt.format_minutes(running.minutes_with_exercises())}** | "
-              f"**{rt.format_minutes(running.minutes_with_all_exercises())}** |\n")
+            print(row(f"{{ref}}`{chapter_label(file)}`", counts))
+        print(row(f"**{total_name}**", running, bold="**") + "\n")
 
 
 def main() -> None:

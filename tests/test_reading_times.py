@@ -29,7 +29,7 @@ ON_PATH = ["intro", *CORE, *DEEP_DIVES]
 #: What puts the introduction's tables in step with the pages.
 REMEDY = "`python3 tasks.py bench timings --intro-tables` prints the tables to paste into intro.md"
 ROW = re.compile(r"^\|\s*(?P<page>[^|]+?)\s*\|\s*(?P<read>[^|]+?)\s*\|\s*(?P<exercises>[^|]+?)\s*\|"
-                 r"\s*(?P<all>[^|]+?)\s*\|\s*$", re.M)
+                 r"(?:\s*(?P<all>[^|]+?)\s*\|)?\s*$", re.M)
 CORE_TOTAL, WHOLE_TOTAL = "**The core path**", "**Core and deep dives**"
 
 
@@ -45,13 +45,15 @@ def chapter_labels() -> dict[str, str]:
     return labels
 
 
-def stated_times() -> dict[str, tuple[int, int, int]]:
-    """``page or total -> (minutes to read, with core exercises, with all exercises)``
-    as the introduction states them."""
+def stated_times() -> dict[str, tuple[int, ...]]:
+    """``page or total -> (minutes to read, with core exercises[, with all exercises])``
+    as the introduction states them: the core's table has the third column, the
+    deep dives' (which have no Going further exercises) leaves it out."""
     labels, stated = chapter_labels(), {}
     for row in ROW.finditer(INTRO):
         try:
-            times = tuple(rt.parse_minutes(row[column].strip("*")) for column in ("read", "exercises", "all"))
+            times = tuple(rt.parse_minutes(row[column].strip("*")) for column in ("read", "exercises", "all")
+                          if row[column])
         except ValueError:
             continue  # a header, a rule, or another table
         page = row["page"]
@@ -92,15 +94,19 @@ def test_the_introduction_lists_the_path_and_only_the_path():
 def test_each_stated_time_is_its_pages(page):
     stated = stated_times().get(page)
     assert stated, f"the introduction states no time for {page}; {REMEDY}"
+    if page in CORE:
+        assert len(stated) == 3, f"the core's table must state {page}'s time with all its exercises; {REMEDY}"
+    else:
+        assert counts(page).further_exercises == 0, f"{page} is a deep dive: its exercises are all 'Exercise N'"
     assert not off_by_more_than_a_step(stated, counts(page)), (
         f"intro.md states {stated} minutes for {page}; its page gives {describe(counts(page))} "
         f"({counts(page)}); {REMEDY}")
 
 
-@pytest.mark.parametrize("name, pages", [(CORE_TOTAL, CORE), (WHOLE_TOTAL, CORE + DEEP_DIVES)])
-def test_each_stated_total_is_its_pages(name, pages):
+@pytest.mark.parametrize("name, pages, columns", [(CORE_TOTAL, CORE, 3), (WHOLE_TOTAL, CORE + DEEP_DIVES, 2)])
+def test_each_stated_total_is_its_pages(name, pages, columns):
     stated = stated_times().get(name)
-    assert stated, f"the introduction has no row {name}"
+    assert stated and len(stated) == columns, f"the introduction has no row {name} with {columns} times"
     assert not off_by_more_than_a_step(stated, total(pages)), (
         f"intro.md states {stated} minutes for {name}; the pages give {describe(total(pages))}; {REMEDY}")
 
