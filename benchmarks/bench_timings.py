@@ -2,11 +2,11 @@
 
 First, for every page on the reader's path (the introduction, the core path and
 the deep dives of ``_toc.yml``) and for Classroom, prints its prose words,
-visible code lines, figures and exercises, and its reading time without and
-with the exercises (``pe_lib.course.display.reading_time`` says how they are
-counted), the totals of each part, and the limits: no page on the path over
-3,000 words, the path under 30,000, the core within 3 hours with its
-exercises. ``--words-only`` stops there (it takes a second);
+visible code lines, figures, core and further exercises, and its reading
+time without exercises, with its core exercises and with all of them
+(``pe_lib.course.display.reading_time`` says how they are counted), the totals
+of each part, and the limits: no page on the path over 3,000 words, the path
+under 30,000, the core within 3 hours with its core exercises. ``--words-only`` stops there (it takes a second);
 ``--intro-tables`` prints instead the introduction's two tables of times, to
 paste into ``intro.md`` when a chapter changes.
 
@@ -80,7 +80,8 @@ def reading_table() -> None:
     """Print every page's words and reading time, each part's totals, and the limits."""
     path = rt.reader_path(ROOT)
     parts = {"Introduction": ["intro"], **path, "For teachers": ["chapters/classroom"]}
-    print(f"{'page':<28}{'words':>7}{'code':>6}{'figs':>6}{'exer':>6}{'read':>12}{'with exer.':>13}")
+    print(f"{'page':<28}{'words':>7}{'code':>6}{'figs':>6}{'exer':>6}{'furth':>6}{'read':>12}{'with exer.':>13}"
+          f"{'with all':>13}")
     on_path = rt.PageCounts(0, 0, 0, 0)
     for part, names in parts.items():
         print(f"{part}:")
@@ -90,22 +91,26 @@ def reading_table() -> None:
             total += counts
             over = "  OVER" if counts.words > rt.PAGE_WORD_LIMIT and part != "For teachers" else ""
             print(f"  {name.removeprefix('chapters/'):<26}{counts.words:7,d}{counts.code_lines:6d}{counts.figures:6d}"
-                  f"{counts.exercises:6d}{rt.format_minutes(counts.reading_minutes()):>12}"
-                  f"{rt.format_minutes(counts.minutes_with_exercises()):>13}{over}")
+                  f"{counts.exercises:6d}{counts.further_exercises:6d}{rt.format_minutes(counts.reading_minutes()):>12}"
+                  f"{rt.format_minutes(counts.minutes_with_exercises()):>13}"
+                  f"{rt.format_minutes(counts.minutes_with_all_exercises()):>13}{over}")
         if part != "For teachers":
             on_path += total
         if len(names) > 1:
             print(f"  {'total':<26}{total.words:7,d}{total.code_lines:6d}{total.figures:6d}{total.exercises:6d}"
-                  f"{rt.format_minutes(total.reading_minutes()):>12}"
-                  f"{rt.format_minutes(total.minutes_with_exercises()):>13}")
+                  f"{total.further_exercises:6d}{rt.format_minutes(total.reading_minutes()):>12}"
+                  f"{rt.format_minutes(total.minutes_with_exercises()):>13}"
+                  f"{rt.format_minutes(total.minutes_with_all_exercises()):>13}")
         if part == rt.CORE_PART:
             minutes = total.minutes_with_exercises()
-            print(f"  core with exercises: {minutes:.0f} min, target {rt.CORE_MINUTES_LIMIT} min: "
-                  f"{verdict(minutes, rt.CORE_MINUTES_LIMIT)}")
+            print(f"  core with its core exercises: {minutes:.0f} min, target {rt.CORE_MINUTES_LIMIT} min: "
+                  f"{verdict(minutes, rt.CORE_MINUTES_LIMIT)}; with all its exercises: "
+                  f"{total.minutes_with_all_exercises():.0f} min")
     print(f"reader's path: {on_path.words:,d} words, target under {rt.PATH_WORD_LIMIT:,d}: "
           f"{'ok' if on_path.words < rt.PATH_WORD_LIMIT else 'OVER'}; "
           f"{rt.format_minutes(on_path.reading_minutes())} to read, "
-          f"{rt.format_minutes(on_path.minutes_with_exercises())} with the exercises")
+          f"{rt.format_minutes(on_path.minutes_with_exercises())} with the core exercises, "
+          f"{rt.format_minutes(on_path.minutes_with_all_exercises())} with all of them")
     print(f"(reading at {rt.WORDS_PER_MINUTE} words a minute, {rt.SECONDS_PER_CODE_LINE} s a line of code, "
           f"{rt.SECONDS_PER_FIGURE} s a figure or table, {rt.MINUTES_PER_EXERCISE} min an exercise)\n", flush=True)
 
@@ -120,21 +125,31 @@ def chapter_label(path: Path) -> str:
 
 
 def intro_tables() -> None:
-    """Print the introduction's tables of reading times, as intro.md holds them."""
+    """Print the introduction's tables of reading times, as intro.md holds them.
+
+    The core's table has a column for all the exercises, the Going further ones
+    too; the deep dives have none of those, and their table leaves it out (it
+    fits a phone's width that way)."""
     path = rt.reader_path(ROOT)
     heads = {rt.CORE_PART: ("Core chapter", "The core path"), rt.DEEP_DIVES_PART: ("Deep dive", "Core and deep dives")}
     running = rt.PageCounts(0, 0, 0, 0)
     for part, names in path.items():
         head, total_name = heads[part]
-        print(f"| {head} | Read | With exercises |\n|:--|--:|--:|")
+        with_all = part == rt.CORE_PART
+
+        def row(name: str, counts: rt.PageCounts, bold: str = "") -> str:
+            times = [counts.reading_minutes(), counts.minutes_with_exercises()]
+            times += [counts.minutes_with_all_exercises()] if with_all else []
+            return f"| {name} | " + " | ".join(f"{bold}{rt.format_minutes(t)}{bold}" for t in times) + " |"
+
+        print(f"| {head} | Read | With exercises |" + (" With all |" if with_all else "")
+              + "\n|:--|--:|--:|" + ("--:|" if with_all else ""))
         for name in names:
             file = rt.page_file(ROOT, name)
             counts = rt.page_counts(file)
             running += counts
-            print(f"| {{ref}}`{chapter_label(file)}` | {rt.format_minutes(counts.reading_minutes())} | "
-                  f"{rt.format_minutes(counts.minutes_with_exercises())} |")
-        print(f"| **{total_name}** | **{rt.format_minutes(running.reading_minutes())}** | "
-              f"**{rt.format_minutes(running.minutes_with_exercises())}** |\n")
+            print(row(f"{{ref}}`{chapter_label(file)}`", counts))
+        print(row(f"**{total_name}**", running, bold="**") + "\n")
 
 
 def main() -> None:

@@ -84,3 +84,18 @@ def test_committed_files_hold_every_seed_and_model():
         first = (DATA / name).read_text().splitlines()[0]
         assert first == "# command: python3 tasks.py experiment order-seeds" + (
             " --only order" if name == "order_seeds.csv" else " --only mixing")
+
+
+def test_one_seeds_sinusoidal_model_answers_at_chance_past_18_tokens():
+    """Learned or fixed names the seed whose sinusoidal model scores lowest at
+    24 tokens, and the length from which it scores exactly one half; the
+    other seeds' models stay above one half at every length."""
+    sinusoidal = {row["seed"]: row for row in read_rows(DATA / "order_seeds.csv")
+                  if row["method"] == "sinusoidal"}
+    lowest = min(sinusoidal, key=lambda seed: sinusoidal[seed]["accuracy_24"])
+    assert lowest == 3
+    from_18 = [length for length in ORDER_TEST_LENGTHS if length >= 18]
+    assert all(sinusoidal[3][f"accuracy_{length}"] == 0.5 for length in from_18)
+    assert sinusoidal[3]["accuracy_16"] > 0.5
+    assert all(row[f"accuracy_{length}"] > 0.5 for seed, row in sinusoidal.items() if seed != 3
+               for length in ORDER_TEST_LENGTHS)

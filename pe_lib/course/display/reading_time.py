@@ -14,7 +14,10 @@ reader spends time on is counted from what the page shows:
   the code a ``literalinclude`` puts on the page;
 - **figures**: each ``{glue:figure}``, ``{figure}`` and ``{image}``, and each
   glued table (``{glue:md}``), whose words the prose count does not see;
-- **exercises**: each admonition whose title starts with "Exercise".
+- **exercises**: each admonition whose title starts with "Exercise", the
+  page's core exercises, which practise its central idea;
+- **further exercises**: each admonition whose title starts with "Going
+  further", which a reader may leave for later.
 
 The time to read a page is
 
@@ -24,8 +27,10 @@ The time to read a page is
    + \text{code lines} \times 4\ \text{s}
    + \text{figures} \times 30\ \text{s},
 
-and with its exercises, 5 minutes more for each exercise (to try it and read
-its solution, whose words are already counted). 200 words a minute is a careful
+and with its exercises, 5 minutes more for each core exercise (to try it and
+read its solution, whose words are already counted); with all its exercises,
+5 minutes more for each further exercise too. Every exercise's words and
+code count in the reading time, whether core or further. 200 words a minute is a careful
 pace for technical prose, below the 238 that Brysbaert (2019) measured for
 reading non-fiction; a line of code is read more slowly than a line of prose.
 
@@ -40,9 +45,12 @@ reading non-fiction; a line of code is read more slowly than a line of prose.
 ... '''
 >>> prose_words(text)
 8
->>> counts = PageCounts(words=1000, code_lines=30, figures=4, exercises=3)
+>>> counts = PageCounts(words=1000, code_lines=30, figures=4, exercises=1,
+...                     further_exercises=2)
 >>> counts.reading_minutes(), counts.minutes_with_exercises()
-(9.0, 24.0)
+(9.0, 14.0)
+>>> counts.minutes_with_all_exercises()
+24.0
 """
 
 from __future__ import annotations
@@ -68,12 +76,17 @@ ROUNDING_MINUTES = 5
 PAGE_WORD_LIMIT = 3000
 #: The reader's path (introduction, core and deep dives) holds fewer prose words than this.
 PATH_WORD_LIMIT = 30000
-#: The core path, exercises included, takes at most this many minutes.
+#: The core path, its core exercises included, takes at most this many minutes.
 CORE_MINUTES_LIMIT = 180
 
 #: The parts of ``_toc.yml`` that make the reader's path, in order.
 CORE_PART = "Core path"
 DEEP_DIVES_PART = "Deep dives"
+
+#: How the title of a core exercise's admonition starts (in any case).
+EXERCISE_TITLE = "exercise"
+#: How the title of a further exercise's admonition starts (in any case).
+FURTHER_EXERCISE_TITLE = "going further"
 
 #: Cell tags that keep a code cell's source off the page, or folded.
 HIDDEN_CODE_TAGS = frozenset({"remove-cell", "remove-input", "hide-input", "hide-cell"})
@@ -94,7 +107,8 @@ _OPTION = re.compile(r"^\s*:[\w-]+:")
 
 @dataclass(frozen=True)
 class PageCounts:
-    """What one page asks of its reader: words, code lines, figures and exercises.
+    """What one page asks of its reader: words, code lines, figures, core
+    exercises and further exercises.
 
     >>> PageCounts(words=400, code_lines=0, figures=0, exercises=1).minutes_with_exercises()
     7.0
@@ -104,6 +118,7 @@ class PageCounts:
     code_lines: int
     figures: int
     exercises: int
+    further_exercises: int = 0
 
     def reading_minutes(self) -> float:
         """Minutes to read the page: its words, code lines and figures."""
@@ -111,12 +126,17 @@ class PageCounts:
                 + self.figures * SECONDS_PER_FIGURE / 60)
 
     def minutes_with_exercises(self) -> float:
-        """Minutes to read the page and do its exercises."""
+        """Minutes to read the page and do its core exercises."""
         return self.reading_minutes() + self.exercises * MINUTES_PER_EXERCISE
+
+    def minutes_with_all_exercises(self) -> float:
+        """Minutes to read the page and do all its exercises, the further ones too."""
+        return self.minutes_with_exercises() + self.further_exercises * MINUTES_PER_EXERCISE
 
     def __add__(self, other: PageCounts) -> PageCounts:
         return PageCounts(self.words + other.words, self.code_lines + other.code_lines,
-                          self.figures + other.figures, self.exercises + other.exercises)
+                          self.figures + other.figures, self.exercises + other.exercises,
+                          self.further_exercises + other.further_exercises)
 
 
 @dataclass
@@ -125,6 +145,7 @@ class _Tally:
     code_lines: int = 0
     figures: int = 0
     exercises: int = 0
+    further_exercises: int = 0
 
 
 def prose_words(markdown: str) -> int:
@@ -134,6 +155,8 @@ def prose_words(markdown: str) -> int:
     5
     >>> prose_words(":::{admonition} Exercise 1\\n:class: dropdown\\nTwo words.\\n:::")
     4
+    >>> prose_words(":::{admonition} Going further 2 (by hand)\\nTwo words.\\n:::")
+    7
     """
     tally = _Tally(prose=[])
     _read_markdown(markdown.splitlines(), tally, folder=None)
@@ -141,7 +164,7 @@ def prose_words(markdown: str) -> int:
 
 
 def page_counts(path: str | Path) -> PageCounts:
-    """Count the words, visible code lines, figures and exercises of one page.
+    """Count the words, visible code lines, figures and exercises (core and further) of one page.
 
     ``path`` is a notebook (``.ipynb``) or a Markdown page (``.md``); files
     named by ``literalinclude`` are read relative to its folder.
@@ -161,7 +184,8 @@ def page_counts(path: str | Path) -> PageCounts:
     else:
         raise ValueError(f"path must be a .ipynb notebook or a .md page, got {str(path)!r}")
     return PageCounts(words=_count_words("\n".join(tally.prose)), code_lines=tally.code_lines,
-                      figures=tally.figures, exercises=tally.exercises)
+                      figures=tally.figures, exercises=tally.exercises,
+                      further_exercises=tally.further_exercises)
 
 
 def format_minutes(minutes: float) -> str:
@@ -261,8 +285,10 @@ def _read_block(info: str, body: list[str], tally: _Tally, folder: Path | None) 
     options, content = _split_options(body)
     if name in FIGURE_DIRECTIVES:
         tally.figures += 1
-    if name == "admonition" and argument.lower().startswith("exercise"):
+    if name == "admonition" and argument.lower().startswith(EXERCISE_TITLE):
         tally.exercises += 1
+    if name == "admonition" and argument.lower().startswith(FURTHER_EXERCISE_TITLE):
+        tally.further_exercises += 1
     if name == "literalinclude":
         tally.code_lines += _non_blank(_included_lines(argument, options, folder))
     if name in CODE_DIRECTIVES:
