@@ -10,6 +10,7 @@ from float32 angles (:func:`peer_reference.float32_angle_tolerance`).
 """
 
 import math
+import re
 
 import keras
 import numpy as np
@@ -182,12 +183,75 @@ def test_keras_layer_options_round_trip_and_refuse_bad_input():
     (lambda: apply_mrope(np.zeros((2, 8)), np.zeros((2, 2), dtype=int), mrope_section=(1, 1, 2)),
      ["positions", "3 axes"]),
     (lambda: axial_rates(6), ["depth", "6"]),
+    (lambda: axial_rates(0), ["depth must be >= 4, got 0"]),
     (lambda: pair_axes([2, 0]), ["mrope_section", "0"]),
+    (lambda: pair_axes("ab"), ["mrope_section must be a sequence of pair counts, got 'ab'"]),
+    (lambda: pair_axes([]), ["mrope_section must name at least one axis, got []"]),
+    (lambda: pair_axes([1, 1], interleaved=1), ["interleaved must be True or False, got 1"]),
+    (lambda: pair_axes([1, 2, 2], interleaved=True),
+     ["interleaved mrope_section=(1, 2, 2): axis 1 needs 3 x 2 = 6 pairs, the head has 5"]),
+    (lambda: section_angles([[0], [0]], [1.0], [1, 1]),
+     ["rates must have one value per pair, sum(mrope_section) = 2; got shape (1,)"]),
+    (lambda: section_angles([[0.5], [0.0]], [1.0, 1.0], [1, 1]), ["positions must be integers, got dtype float64"]),
+    (lambda: apply_mrope(np.zeros((1, 8)), [[0], [0], [0]], mrope_section=(1, 1, 2), base=0.0), ["base", "0.0"]),
+    (lambda: apply_mrope(np.full((1, 8), np.nan), [[0], [0], [0]], mrope_section=(1, 1, 2)),
+     ["x must hold finite numbers"]),
+    (lambda: apply_mrope(np.zeros((5, 8)), np.zeros((3, 3), int), mrope_section=(1, 1, 2)),
+     ["x must have shape (..., length, depth) = (..., 3, 8) to match the positions, got (5, 8)"]),
+    (lambda: apply_axial_rope(np.zeros((2, 8)), [0, 1], [0, 1], base=-1.0), ["base", "-1.0"]),
+    (lambda: apply_axial_rope(np.zeros((2, 8)), [[0, 1]], [[0, 1]]),
+     ["rows and columns must be flat and of one length, got shapes (1, 2) and (1, 2)"]),
 ])
 def test_bad_input_names_the_argument(call, words):
     with pytest.raises((ValueError, TypeError)) as raised:
         call()
-    assert all(word in str(raised.value) for word in words), str(raised.value)
+    # each word whole: "base" is not found inside "XXbaseXX"
+    assert all(re.search(rf"(?<![\w]){re.escape(word)}(?![\w])", str(raised.value)) for word in words), \
+        str(raised.value)
+
+
+def test_text_that_is_not_numbers_is_refused_as_such():
+    with pytest.raises(ValueError, match="^x must hold finite numbers$"):
+        apply_mrope(np.array([["a"] * 8]), [[0], [0], [0]], mrope_section=(1, 1, 2))
+
+
+def test_rotations_keep_a_floating_dtype_and_give_integers_float64():
+    text = [[0, 1], [0, 1], [0, 1]]
+    assert apply_mrope(np.ones((2, 8), np.float32), text, mrope_section=(1, 1, 2)).dtype == np.float32
+    turned = apply_mrope(np.ones((2, 8), np.int64), text, mrope_section=(1, 1, 2))
+    assert turned.dtype == np.float64
+    # position 1 turns pair 0 (rate 1) by 1 radian: (1, 1) becomes (cos 1 - sin 1, sin 1 + cos 1)
+    assert turned[1, 0] == pytest.approx(math.cos(1) - math.sin(1), abs=1e-15)
+    assert turned[1, 4] == pytest.approx(math.sin(1) + math.cos(1), abs=1e-15)
+
+
+def test_interleaved_sections_may_fill_the_head_exactly():
+    # three axes of 2 pairs: axis 1 takes pairs 1 and 4, axis 2 pairs 2 and 5 (3 x 2 = 6 pairs, all of them)
+    assert pair_axes([2, 2, 2], interleaved=True).tolist() == [0, 1, 2, 0, 1, 2]
+
+
+def test_batched_mrope_positions_line_up_with_the_first_axis_of_x():
+    """Rows of text (every axis at one position) under a heads axis: plain RoPE at each row's positions."""
+    from pe_lib.rope import apply_rope
+
+    x = np.random.default_rng(3).normal(size=(2, 3, 4, 8))  # (batch, heads, length, depth)
+    rows = np.array([[0, 1, 2, 3], [7, 8, 9, 10]])
+    got = apply_mrope(x, np.stack([rows] * 3), mrope_section=(1, 1, 2))
+    for b in range(2):
+        for h in range(3):
+            np.testing.assert_allclose(got[b, h], apply_rope(x[b, h], rows[b]), rtol=0, atol=1e-13)
+
+
+def test_axial_rope_reads_its_base_and_the_last_axis_of_x():
+    # N = 100, a head of 4 features: each axis has one pair, of rate 1
+    assert axial_rates(4, base=100.0).tolist() == [1.0, 1.0]
+    assert axial_rates(8, base=100.0).tolist() == [1.0, 0.1, 1.0, 0.1]
+    x = np.zeros((1, 2, 8))  # (heads, patches, depth): the depth is the last axis
+    x[..., 1] = 1.0  # pair 1: the row's slow pair, rate 1/10 at N = 100
+    turned = apply_axial_rope(x, [5, 0], [0, 5], base=100.0)
+    assert turned[0, 0, 1] == pytest.approx(math.cos(0.5), abs=1e-15)
+    assert turned[0, 0, 5] == pytest.approx(math.sin(0.5), abs=1e-15)
+    assert turned[0, 1, 1] == 1.0 and turned[0, 1, 5] == 0.0
 
 
 def test_the_registry_lists_them_with_their_peers():
