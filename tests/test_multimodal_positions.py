@@ -279,3 +279,71 @@ def test_axial_survives_the_config():
     plain = RotaryEmbedding(mrope_section=(2, 2), base=100.0)
     assert not np.allclose(keras.ops.convert_to_numpy(plain(x, positions=positions)),
                            keras.ops.convert_to_numpy(layer(x, positions=positions)), atol=1e-3)
+
+
+# --- the position builders of pe_lib.position_ids, by hand ---------------------------------------
+
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda: ids.packed_position_ids([1], start=-1), "start must be >= 0, got -1"),
+    (lambda: ids.packed_position_ids([0]), "lengths must be >= 1, got 0"),
+    (lambda: ids.packed_position_ids([]), "lengths must hold at least one document length, got none"),
+    (lambda: ids.packed_documents(np.array([], int)), "position_ids must be integers with a sequence axis, got"),
+    (lambda: ids.packed_documents([0.0, 1.0]), "position_ids must be integers with a sequence axis, got"),
+    (lambda: ids.patch_positions(0, 2), "height must be >= 1, got 0"),
+    (lambda: ids.patch_positions(2, 0), "width must be >= 1, got 0"),
+    (lambda: ids.patch_positions(2, 2, merge=0), "merge must be >= 1, got 0"),
+    (lambda: ids.patch_positions(4, 3, merge=2), "height and width must be multiples of merge=2, got 4 and 3"),
+    (lambda: ids.mrope_position_ids([1], merge=0), "merge must be >= 1, got 0"),
+    (lambda: ids.mrope_position_ids([0]), "segments must be >= 1, got 0"),
+    (lambda: ids.mrope_position_ids([(0, 2)]), "height must be >= 1, got 0"),
+    (lambda: ids.mrope_position_ids([(2, 0)]), "width must be >= 1, got 0"),
+    (lambda: ids.mrope_position_ids([(0, 2, 2)]), "frames must be >= 1, got 0"),
+    (lambda: ids.mrope_position_ids([2.5]), "segments must hold text lengths"),
+    (lambda: ids.mrope_position_ids([]), "segments must hold at least one text or image, got none"),
+    (lambda: ids.mrope_position_ids([1], time_interval=float("nan")), "time_interval must be a finite number >= 0"),
+    (lambda: ids.mrope_position_ids([1], attention_mask=[1, 1]),
+     "attention_mask must be 0 and 1 along the row with one 1 per token of the segments (1), got [1, 1]"),
+    (lambda: ids.mrope_position_ids([1], attention_mask=[[1]]), "attention_mask must be 0 and 1 along the row"),
+    (lambda: ids.image_blocks([0.0, 1.0]), "token_type_ids must be integers along a sequence axis, got"),
+])
+def test_the_position_builders_refuse_bad_input_by_name(call, message):
+    with pytest.raises((ValueError, TypeError), match="^" + re.escape(message)):
+        call()
+
+
+def test_the_position_builders_by_hand():
+    assert ids.packed_position_ids([2, 1], start=5).tolist() == [5, 6, 5]
+    assert ids.packed_documents([[0]]).tolist() == [[0]]
+    documents = ids.packed_documents([[0, 1, 0], [0, 0, 1]])
+    assert documents.tolist() == [[0, 0, 1], [0, 1, 1]] and documents.dtype.kind == "i"
+    padded = ids.left_padded_position_ids([0, 0, 1, 1])
+    assert padded.tolist() == [0, 0, 0, 1] and padded.dtype.kind == "i"
+    assert ids.left_padded_position_ids([[False, True, True], [True, True, True]]).tolist() == [[0, 0, 1], [0, 1, 2]]
+    assert [a.tolist() for a in ids.patch_positions(1, 2)] == [[0, 0], [0, 1]]
+    assert [a.tolist() for a in ids.patch_positions(2, 1)] == [[0, 1], [0, 0]]
+    assert [a.tolist() for a in ids.patch_positions(2, 2, merge=2)] == [[0, 0, 1, 1], [0, 1, 0, 1]]
+    assert ids.image_blocks([[1, 1, 0], [1, 0, 1]]).tolist() == [[0, 0, -1], [0, -1, 1]]
+
+
+def test_mrope_positions_by_hand_after_two_texts_and_with_slow_videos():
+    # text 0, 1 then 2, 3, 4; a 2 x 2 image from 5 (rows and columns 5 + 0 or 1); text again at 5 + 2 = 7
+    got = ids.mrope_position_ids([2, 3, (2, 2), 1])
+    assert got.tolist() == [[0, 1, 2, 3, 4, 5, 5, 5, 5, 7], [0, 1, 2, 3, 4, 5, 5, 6, 6, 7],
+                            [0, 1, 2, 3, 4, 5, 6, 5, 6, 7]]
+    assert got.dtype.kind == "i"
+    # three frames of one patch: times floor(0), floor(0.5), floor(1.0); none at all with interval 0
+    assert ids.mrope_position_ids([(3, 1, 1)], time_interval=0.5)[0].tolist() == [0, 0, 1]
+    assert ids.mrope_position_ids([(2, 1, 1)], time_interval=0)[0].tolist() == [0, 0]
+    image = ids.mrope_position_ids([1, (2, 4)], merge=2)  # 1 x 2 tokens from 1: columns 1, 2; next at 1 + 2
+    assert image.tolist() == [[0, 1, 1], [0, 1, 1], [0, 1, 2]] and image.dtype.kind == "i"
+    padded = ids.mrope_position_ids([2], attention_mask=[0, 1, 1])
+    assert padded.tolist() == [[0, 0, 1]] * 3 and padded.dtype.kind == "i"
+
+
+def test_mrope_deltas_by_hand():
+    two_rows = np.stack([ids.mrope_position_ids([3]), ids.mrope_position_ids([1, (2, 4)], merge=2)], axis=1)
+    deltas = ids.mrope_deltas(two_rows)  # largest 2 and 2, tokens 3 and 3
+    assert deltas.tolist() == [0, 0] and deltas.dtype.kind == "i"
+    # a left-padded row whose one token is at 0, and a row of pads only: both 0
+    positions = np.zeros((3, 2, 2), int)
+    assert ids.mrope_deltas(positions, attention_mask=[[0, 1], [0, 0]]).tolist() == [0, 0]
