@@ -385,7 +385,8 @@ def test_a_mask_that_is_not_one_and_zero_per_step_is_refused(mask, message):
         layer.decode(np.zeros((1, 3, 8), "float32"), attention_mask=mask)
 
 
-@pytest.mark.parametrize("make", [lambda: PositionalEncoding(max_length=4), lambda: LearnedPositionEmbedding(max_length=4)])
+@pytest.mark.parametrize("make", [lambda: PositionalEncoding(max_length=4),
+                                  lambda: LearnedPositionEmbedding(max_length=4)])
 def test_table_positions_outside_the_table_or_of_the_wrong_shape_are_refused(make):
     table, x = make(), np.zeros((2, 3, 4), "float32")
     name = type(table).__name__

@@ -140,3 +140,14 @@ def test_longrope_layer_saves_and_loads(tmp_path):
     model.save(tmp_path / "longrope.keras")
     loaded = keras.saving.load_model(tmp_path / "longrope.keras")
     np.testing.assert_array_equal(loaded.predict(inputs, verbose=0), model.predict(inputs, verbose=0))
+
+
+def test_scaled_rates_without_a_length_take_the_short_factors():
+    """transformers' ``_compute_longrope_parameters`` takes the long factors only for a ``seq_len`` past the
+    original length; without one, the short. N = 10^4, 4 features: rates 1 and 10^-2 (by hand), divided by
+    the short factors 1 and 2."""
+    factors = {"short_factor": [1.0, 2.0], "long_factor": [4.0, 8.0]}
+    got = rope_scaling.scaled_rates("rope_longrope", 4, original_length=8, **factors)
+    np.testing.assert_allclose(got, [1.0, 0.005], rtol=4 * 2.0**-52, atol=0)  # within 4 ulp
+    longer = rope_scaling.scaled_rates("rope_longrope", 4, original_length=8, length=9, **factors)
+    np.testing.assert_allclose(longer, [0.25, 0.00125], rtol=4 * 2.0**-52, atol=0)
