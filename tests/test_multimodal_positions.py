@@ -198,6 +198,8 @@ def test_keras_layer_options_round_trip_and_refuse_bad_input():
      ["x must hold finite numbers"]),
     (lambda: apply_mrope(np.zeros((5, 8)), np.zeros((3, 3), int), mrope_section=(1, 1, 2)),
      ["x must have shape (..., length, depth) = (..., 3, 8) to match the positions, got (5, 8)"]),
+    (lambda: apply_mrope(np.zeros((2, 5, 8)), np.zeros((3, 2, 3), int), mrope_section=(1, 1, 2)),
+     ["x must have shape (..., length, depth) = (..., 3, 8) to match the positions, got (2, 5, 8)"]),
     (lambda: apply_axial_rope(np.zeros((2, 8)), [0, 1], [0, 1], base=-1.0), ["base", "-1.0"]),
     (lambda: apply_axial_rope(np.zeros((2, 8)), [[0, 1]], [[0, 1]]),
      ["rows and columns must be flat and of one length, got shapes (1, 2) and (1, 2)"]),
@@ -334,6 +336,7 @@ def test_mrope_positions_by_hand_after_two_texts_and_with_slow_videos():
     # three frames of one patch: times floor(0), floor(0.5), floor(1.0); none at all with interval 0
     assert ids.mrope_position_ids([(3, 1, 1)], time_interval=0.5)[0].tolist() == [0, 0, 1]
     assert ids.mrope_position_ids([(2, 1, 1)], time_interval=0)[0].tolist() == [0, 0]
+    assert ids.mrope_position_ids([(2, 1, 1)])[0].tolist() == [0, 1]  # Qwen2-VL: one position per time step
     image = ids.mrope_position_ids([1, (2, 4)], merge=2)  # 1 x 2 tokens from 1: columns 1, 2; next at 1 + 2
     assert image.tolist() == [[0, 1, 1], [0, 1, 1], [0, 1, 2]] and image.dtype.kind == "i"
     padded = ids.mrope_position_ids([2], attention_mask=[0, 1, 1])
