@@ -94,8 +94,9 @@ def test_padded_rows_match_the_numpy_attention_at_hugging_faces_positions(method
 
 
 @pytest.mark.parametrize("method", ["rope", "alibi", "t5", "shaw", "none"])
-@pytest.mark.parametrize("side", ["left", "right"])
+@pytest.mark.parametrize("side", ["left", "right", "middle"])
 def test_a_padded_row_gives_what_its_tokens_give_alone(method, side):
+    """Pads on either side, or between tokens (T5 and Shaw too: their offsets are in positions)."""
     options = {"embeddings_initializer": "random_normal"} if method == "t5" else None
     layer = PositionalSelfAttention(heads=2, key_dim=4, method=method, method_options=options,
                                     temperature={"kind": "llama4", "floor_scale": 2} if method == "none" else None)
@@ -104,11 +105,15 @@ def test_a_padded_row_gives_what_its_tokens_give_alone(method, side):
     padding = np.random.default_rng(2).normal(size=(1, 2, 8)).astype("float32")  # pads hold noise
     if side == "left":
         padded, mask, tokens = np.concatenate([padding, x[:, :4]], 1), [[0, 0, 1, 1, 1, 1]], slice(2, 6)
-    else:
+    elif side == "right":
         padded, mask, tokens = np.concatenate([x[:, :4], padding], 1), [[1, 1, 1, 1, 0, 0]], slice(0, 4)
+    else:
+        padded = np.concatenate([x[:, :2], padding, x[:, 2:4]], 1)
+        mask, tokens = [[1, 1, 0, 0, 1, 1]], [0, 1, 4, 5]
     got = to_numpy(layer(padded, attention_mask=np.array(mask)))
     np.testing.assert_allclose(got[:, tokens], alone, rtol=0, atol=2 * float32_bound(alone))
-    assert np.all(got[:, 4:] == 0) if side == "right" else np.all(got[:, :2] == 0)
+    pads = {"left": slice(0, 2), "right": slice(4, 6), "middle": slice(2, 4)}[side]
+    assert np.all(got[:, pads] == 0)
     if side == "left":  # without the mask the tokens would attend to the pads
         assert not np.allclose(to_numpy(layer(padded))[:, tokens], alone, atol=1e-3)
 
@@ -289,6 +294,112 @@ def test_sinusoidal_and_learned_tables_decode_from_their_start():
         np.testing.assert_allclose(np.concatenate(outputs, 1), full, rtol=0, atol=2 * float32_bound(full))
     with pytest.raises(ValueError, match="start=5 plus 2 steps"):
         LearnedPositionEmbedding(max_length=6)(x[:, :2], start=5)
+
+
+def decode_padded(layer, x, mask, prompt, table=None):
+    """Decode ``x`` with a padded prompt of ``prompt`` steps, then a step at a time (every row a token).
+
+    ``table``: a layer of positions added before the attention, at each row's own positions.
+    """
+    def placed(block, positions):
+        return block if table is None else table(block, positions=positions)
+
+    out, cache = layer.decode(placed(x[:, :prompt], ids.left_padded_position_ids(mask)), attention_mask=mask)
+    outputs = [to_numpy(out)]
+    for step in range(prompt, x.shape[1]):
+        out, cache = layer.decode(placed(x[:, step:step + 1], layer.next_positions(cache)), cache)
+        outputs.append(to_numpy(out))
+    return np.concatenate(outputs, axis=1)
+
+
+PADDED_CASES = {
+    "alibi": ("alibi", None, None),
+    "t5": ("t5", {"embeddings_initializer": "random_normal"}, None),
+    "shaw": ("shaw", {"max_distance": 3, "initializer": "random_normal"}, None),
+    "sinusoidal": ("none", None, lambda: PositionalEncoding(max_length=8)),
+    "learned": ("none", None, lambda: LearnedPositionEmbedding(max_length=8, initializer="random_normal")),
+}
+
+
+@pytest.mark.parametrize("case", list(PADDED_CASES))
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_padded_prompts_decode_as_the_full_pass_and_as_their_rows_alone(case, side):
+    """Row 0 has no pad; row 1 a prompt of 3 tokens and 2 pads, then 3 decoded steps. Each step equals
+    the row of the full pass (the pads inside the row after a right-padded prompt), and row 1's tokens
+    give what they give alone: the pads take no position, so the distances and the table's rows are
+    those of the tokens alone."""
+    method, options, make_table = PADDED_CASES[case]
+    layer = PositionalSelfAttention(heads=2, key_dim=4, method=method, method_options=options)
+    table = None if make_table is None else make_table()
+    x = np.random.default_rng(13).normal(size=(2, 8, 8)).astype("float32")
+    prompt = [[1, 1, 1, 1, 1], [0, 0, 1, 1, 1] if side == "left" else [1, 1, 1, 0, 0]]
+    mask = np.concatenate([np.array(prompt), np.ones((2, 3), int)], axis=1)
+    got = decode_padded(layer, x, np.array(prompt), prompt=5, table=table)
+    inputs = x if table is None else table(x, positions=ids.left_padded_position_ids(mask))
+    full = to_numpy(layer(inputs, attention_mask=mask))
+    np.testing.assert_allclose(got, full, rtol=0, atol=2 * float32_bound(full))
+    tokens = np.flatnonzero(mask[1])
+    row = x[1:, tokens] if table is None else table(x[1:, tokens])
+    alone = to_numpy(layer(row))[0]
+    np.testing.assert_allclose(got[1, tokens], alone, rtol=0, atol=2 * float32_bound(alone))
+    assert np.all(got[1, mask[1] == 0] == 0)
+
+
+def test_alibi_with_pads_between_tokens_is_blooms():
+    """transformers' BLOOM adds ``m_h * ((cumsum(mask) - 1) * mask)[j]`` to the scores of key j: a pad is
+    not a step. Written out in float64 with the slopes of 2 heads, 2^-4 and 2^-8 (by hand), it is
+    what the layer gives; counting the pads as steps would not be."""
+    mask = np.array([[1, 1, 0, 0, 0, 1, 1, 1], [0, 0, 1, 0, 1, 1, 1, 1]])
+    x = np.random.default_rng(14).normal(size=(2, 8, 8)).astype("float32")
+    layer = PositionalSelfAttention(heads=2, key_dim=4, method="alibi")
+    got = to_numpy(layer(x, attention_mask=mask))
+    slopes = np.array([2.0**-4, 2.0**-8])
+
+    def with_bias(key_places):
+        wq, wk, wv, wo = kernels(layer)
+        out = np.zeros((2, 8, 8))
+        for b in range(2):
+            q, k, v = ((x[b].astype(np.float64) @ w).reshape(8, 2, 4) for w in (wq, wk, wv))
+            for h in range(2):
+                for i in np.flatnonzero(mask[b]):
+                    seen = [j for j in range(i + 1) if mask[b, j]]
+                    scores = k[seen, h] @ q[i, h] / 2.0 + slopes[h] * key_places[b, seen]
+                    weights = np.exp(scores - scores.max())
+                    out[b, i, h * 4:(h + 1) * 4] = weights / weights.sum() @ v[seen, h]
+        return out @ wo
+
+    bloom = with_bias((np.cumsum(mask, axis=-1) - 1) * mask)
+    np.testing.assert_allclose(got, bloom, rtol=0, atol=float32_bound(bloom))
+    by_steps = with_bias(np.broadcast_to(np.arange(8), (2, 8)))
+    assert np.abs(by_steps - bloom).max() > 100 * float32_bound(bloom)
+
+
+@pytest.mark.parametrize("mask, message", [
+    (np.array([[1, 1, 2]]), r"attention_mask must hold 1 \(token\) and 0 \(pad\) only, got 2 in \[\[1, 1, 2\]\]"),
+    (np.array([[1.0, 0.5, 1.0]]), r"attention_mask must hold 1 \(token\) and 0 \(pad\) only, got 0.5"),
+    (np.ones((1, 4)), r"attention_mask must have shape \(batch, steps\) = \(1, 3\), got shape \(1, 4\)"),
+])
+def test_a_mask_that_is_not_one_and_zero_per_step_is_refused(mask, message):
+    layer = PositionalSelfAttention(heads=2, key_dim=4, method="alibi")
+    with pytest.raises(ValueError, match=message):
+        layer.decode(np.zeros((1, 3, 8), "float32"), attention_mask=mask)
+
+
+@pytest.mark.parametrize("make", [lambda: PositionalEncoding(max_length=4),
+                                  lambda: LearnedPositionEmbedding(max_length=4)])
+def test_table_positions_outside_the_table_or_of_the_wrong_shape_are_refused(make):
+    table, x = make(), np.zeros((2, 3, 4), "float32")
+    name = type(table).__name__
+    with pytest.raises(ValueError, match=name + r": positions must be whole numbers from 0 to max_length - 1 = 3, "
+                                              r"got 4 in \[\[0, 1, 2\], \[2, 3, 4\]\]"):
+        table(x, positions=np.array([[0, 1, 2], [2, 3, 4]]))
+    with pytest.raises(ValueError, match=r"positions must be whole numbers .* got -1"):
+        table(x, positions=np.array([[0, 1, 2], [-1, 0, 1]]))
+    with pytest.raises(ValueError, match=r"positions must have shape \(steps,\) or \(batch, steps\) with "
+                                         r"steps = 3, got shape \(2, 2\)"):
+        table(x, positions=np.array([[0, 1], [0, 1]]))
+    with pytest.raises(ValueError, match="give start or positions, not both"):
+        table(x, start=1, positions=np.array([0, 1, 2]))
 
 
 def test_left_padded_prompts_decode_as_their_rows_alone():

@@ -1,6 +1,7 @@
 """LongRoPE (``"rope_longrope"``): rates, switch, attention factor, layer, against Hugging Face's Phi-3 module."""
 
 import math
+import re
 
 import keras
 import numpy as np
@@ -140,3 +141,51 @@ def test_longrope_layer_saves_and_loads(tmp_path):
     model.save(tmp_path / "longrope.keras")
     loaded = keras.saving.load_model(tmp_path / "longrope.keras")
     np.testing.assert_array_equal(loaded.predict(inputs, verbose=0), model.predict(inputs, verbose=0))
+
+
+def test_scaled_rates_without_a_length_take_the_short_factors():
+    """transformers' ``_compute_longrope_parameters`` takes the long factors only for a ``seq_len`` past the
+    original length; without one, the short. N = 10^4, 4 features: rates 1 and 10^-2 (by hand), divided by
+    the short factors 1 and 2."""
+    factors = {"short_factor": [1.0, 2.0], "long_factor": [4.0, 8.0]}
+    got = rope_scaling.scaled_rates("rope_longrope", 4, original_length=8, **factors)
+    np.testing.assert_allclose(got, [1.0, 0.005], rtol=4 * 2.0**-52, atol=0)  # within 4 ulp
+    longer = rope_scaling.scaled_rates("rope_longrope", 4, original_length=8, length=9, **factors)
+    np.testing.assert_allclose(longer, [0.25, 0.00125], rtol=4 * 2.0**-52, atol=0)
+
+
+@pytest.mark.parametrize(("call", "error", "message"), [
+    (lambda: longrope.longrope_rates(4, None, [1.0, 1.0], 8, length=4), TypeError,
+     "short_factor must be a sequence of 2 numbers, got None"),
+    (lambda: longrope.longrope_rates(4, [1.0, "x"], [1.0, 1.0], 8, length=4), TypeError,
+     "short_factor must be a sequence of 2 numbers, got [1.0, 'x']"),
+    (lambda: longrope.longrope_rates(4, [1.0, 1.0], [1.0], 8, length=4), ValueError,
+     "long_factor must hold one factor per pair, 2 numbers; got shape (1,)"),
+    (lambda: longrope.longrope_rates(4, [1.0, 1.0], [1.0, float("nan")], 8, length=4), ValueError,
+     "long_factor must hold finite numbers > 0, got [1.0, nan]"),
+    (lambda: longrope.longrope_rates(3, [1.0], [1.0], 8, length=4), ValueError,
+     "depth must be even (RoPE rotates the features in pairs), got 3"),
+    (lambda: longrope.longrope_rates(4, [1.0, 1.0], [1.0, 1.0], 8, length=4, base=0.0), ValueError,
+     "base must be a finite number > 0, got 0.0"),
+    (lambda: longrope.uses_long_factors(0, 8), ValueError, "length must be >= 1, got 0"),
+    (lambda: longrope.uses_long_factors(4, 0), ValueError, "original_length must be >= 1, got 0"),
+    (lambda: longrope.longrope_attention_factor(4.0, 1), ValueError, "original_length must be >= 2, got 1"),
+    (lambda: longrope.longrope_attention_factor(0.0, 8), ValueError, "scale must be a finite number > 0, got 0.0"),
+])
+def test_bad_input_is_refused_in_its_own_words(call, error, message):
+    with pytest.raises(error, match="^" + re.escape(message)):
+        call()
+
+
+def test_the_smallest_lengths_and_scales_by_hand():
+    assert longrope.uses_long_factors(1, 1) is False and longrope.uses_long_factors(2, 1) is True
+    # N = 100, 4 features: rates 1 and 1/10, the short factors 1 and 1
+    np.testing.assert_allclose(longrope.longrope_rates(4, [1.0, 1.0], [2.0, 2.0], 8, length=8, base=100.0),
+                               [1.0, 0.1], rtol=4 * 2.0**-52, atol=0)
+    # the default base, N = 10^4: rates 1 and 1/100
+    np.testing.assert_allclose(longrope.longrope_rates(4, [1.0, 1.0], [2.0, 2.0], 8, length=8), [1.0, 0.01],
+                               rtol=4 * 2.0**-52, atol=0)
+    # sqrt(1 + ln 4 / ln 2) = sqrt(3), sqrt(1 + ln 2 / ln 4) = sqrt(3 / 2); a scale below 1 gives 1
+    assert longrope.longrope_attention_factor(4.0, 2) == pytest.approx(math.sqrt(3.0), rel=4 * 2.0**-52)
+    assert longrope.longrope_attention_factor(2.0, 4) == pytest.approx(math.sqrt(1.5), rel=4 * 2.0**-52)
+    assert longrope.longrope_attention_factor(0.5, 8) == 1.0

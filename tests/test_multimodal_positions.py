@@ -10,6 +10,7 @@ from float32 angles (:func:`peer_reference.float32_angle_tolerance`).
 """
 
 import math
+import re
 
 import keras
 import numpy as np
@@ -182,12 +183,77 @@ def test_keras_layer_options_round_trip_and_refuse_bad_input():
     (lambda: apply_mrope(np.zeros((2, 8)), np.zeros((2, 2), dtype=int), mrope_section=(1, 1, 2)),
      ["positions", "3 axes"]),
     (lambda: axial_rates(6), ["depth", "6"]),
+    (lambda: axial_rates(0), ["depth must be >= 4, got 0"]),
     (lambda: pair_axes([2, 0]), ["mrope_section", "0"]),
+    (lambda: pair_axes("ab"), ["mrope_section must be a sequence of pair counts, got 'ab'"]),
+    (lambda: pair_axes([]), ["mrope_section must name at least one axis, got []"]),
+    (lambda: pair_axes([1, 1], interleaved=1), ["interleaved must be True or False, got 1"]),
+    (lambda: pair_axes([1, 2, 2], interleaved=True),
+     ["interleaved mrope_section=(1, 2, 2): axis 1 needs 3 x 2 = 6 pairs, the head has 5"]),
+    (lambda: section_angles([[0], [0]], [1.0], [1, 1]),
+     ["rates must have one value per pair, sum(mrope_section) = 2; got shape (1,)"]),
+    (lambda: section_angles([[0.5], [0.0]], [1.0, 1.0], [1, 1]), ["positions must be integers, got dtype float64"]),
+    (lambda: apply_mrope(np.zeros((1, 8)), [[0], [0], [0]], mrope_section=(1, 1, 2), base=0.0), ["base", "0.0"]),
+    (lambda: apply_mrope(np.full((1, 8), np.nan), [[0], [0], [0]], mrope_section=(1, 1, 2)),
+     ["x must hold finite numbers"]),
+    (lambda: apply_mrope(np.zeros((5, 8)), np.zeros((3, 3), int), mrope_section=(1, 1, 2)),
+     ["x must have shape (..., length, depth) = (..., 3, 8) to match the positions, got (5, 8)"]),
+    (lambda: apply_mrope(np.zeros((2, 5, 8)), np.zeros((3, 2, 3), int), mrope_section=(1, 1, 2)),
+     ["x must have shape (..., length, depth) = (..., 3, 8) to match the positions, got (2, 5, 8)"]),
+    (lambda: apply_axial_rope(np.zeros((2, 8)), [0, 1], [0, 1], base=-1.0), ["base", "-1.0"]),
+    (lambda: apply_axial_rope(np.zeros((2, 8)), [[0, 1]], [[0, 1]]),
+     ["rows and columns must be flat and of one length, got shapes (1, 2) and (1, 2)"]),
 ])
 def test_bad_input_names_the_argument(call, words):
     with pytest.raises((ValueError, TypeError)) as raised:
         call()
-    assert all(word in str(raised.value) for word in words), str(raised.value)
+    # each word whole: "base" is not found inside "XXbaseXX"
+    assert all(re.search(rf"(?<![\w]){re.escape(word)}(?![\w])", str(raised.value)) for word in words), \
+        str(raised.value)
+
+
+def test_text_that_is_not_numbers_is_refused_as_such():
+    with pytest.raises(ValueError, match="^x must hold finite numbers$"):
+        apply_mrope(np.array([["a"] * 8]), [[0], [0], [0]], mrope_section=(1, 1, 2))
+
+
+def test_rotations_keep_a_floating_dtype_and_give_integers_float64():
+    text = [[0, 1], [0, 1], [0, 1]]
+    assert apply_mrope(np.ones((2, 8), np.float32), text, mrope_section=(1, 1, 2)).dtype == np.float32
+    turned = apply_mrope(np.ones((2, 8), np.int64), text, mrope_section=(1, 1, 2))
+    assert turned.dtype == np.float64
+    # position 1 turns pair 0 (rate 1) by 1 radian: (1, 1) becomes (cos 1 - sin 1, sin 1 + cos 1)
+    assert turned[1, 0] == pytest.approx(math.cos(1) - math.sin(1), abs=1e-15)
+    assert turned[1, 4] == pytest.approx(math.sin(1) + math.cos(1), abs=1e-15)
+
+
+def test_interleaved_sections_may_fill_the_head_exactly():
+    # three axes of 2 pairs: axis 1 takes pairs 1 and 4, axis 2 pairs 2 and 5 (3 x 2 = 6 pairs, all of them)
+    assert pair_axes([2, 2, 2], interleaved=True).tolist() == [0, 1, 2, 0, 1, 2]
+
+
+def test_batched_mrope_positions_line_up_with_the_first_axis_of_x():
+    """Rows of text (every axis at one position) under a heads axis: plain RoPE at each row's positions."""
+    from pe_lib.rope import apply_rope
+
+    x = np.random.default_rng(3).normal(size=(2, 3, 4, 8))  # (batch, heads, length, depth)
+    rows = np.array([[0, 1, 2, 3], [7, 8, 9, 10]])
+    got = apply_mrope(x, np.stack([rows] * 3), mrope_section=(1, 1, 2))
+    for b in range(2):
+        for h in range(3):
+            np.testing.assert_allclose(got[b, h], apply_rope(x[b, h], rows[b]), rtol=0, atol=1e-13)
+
+
+def test_axial_rope_reads_its_base_and_the_last_axis_of_x():
+    # N = 100, a head of 4 features: each axis has one pair, of rate 1
+    assert axial_rates(4, base=100.0).tolist() == [1.0, 1.0]
+    assert axial_rates(8, base=100.0).tolist() == [1.0, 0.1, 1.0, 0.1]
+    x = np.zeros((1, 2, 8))  # (heads, patches, depth): the depth is the last axis
+    x[..., 1] = 1.0  # pair 1: the row's slow pair, rate 1/10 at N = 100
+    turned = apply_axial_rope(x, [5, 0], [0, 5], base=100.0)
+    assert turned[0, 0, 1] == pytest.approx(math.cos(0.5), abs=1e-15)
+    assert turned[0, 0, 5] == pytest.approx(math.sin(0.5), abs=1e-15)
+    assert turned[0, 1, 1] == 1.0 and turned[0, 1, 5] == 0.0
 
 
 def test_the_registry_lists_them_with_their_peers():
@@ -215,3 +281,72 @@ def test_axial_survives_the_config():
     plain = RotaryEmbedding(mrope_section=(2, 2), base=100.0)
     assert not np.allclose(keras.ops.convert_to_numpy(plain(x, positions=positions)),
                            keras.ops.convert_to_numpy(layer(x, positions=positions)), atol=1e-3)
+
+
+# --- the position builders of pe_lib.position_ids, by hand ---------------------------------------
+
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda: ids.packed_position_ids([1], start=-1), "start must be >= 0, got -1"),
+    (lambda: ids.packed_position_ids([0]), "lengths must be >= 1, got 0"),
+    (lambda: ids.packed_position_ids([]), "lengths must hold at least one document length, got none"),
+    (lambda: ids.packed_documents(np.array([], int)), "position_ids must be integers with a sequence axis, got"),
+    (lambda: ids.packed_documents([0.0, 1.0]), "position_ids must be integers with a sequence axis, got"),
+    (lambda: ids.patch_positions(0, 2), "height must be >= 1, got 0"),
+    (lambda: ids.patch_positions(2, 0), "width must be >= 1, got 0"),
+    (lambda: ids.patch_positions(2, 2, merge=0), "merge must be >= 1, got 0"),
+    (lambda: ids.patch_positions(4, 3, merge=2), "height and width must be multiples of merge=2, got 4 and 3"),
+    (lambda: ids.mrope_position_ids([1], merge=0), "merge must be >= 1, got 0"),
+    (lambda: ids.mrope_position_ids([0]), "segments must be >= 1, got 0"),
+    (lambda: ids.mrope_position_ids([(0, 2)]), "height must be >= 1, got 0"),
+    (lambda: ids.mrope_position_ids([(2, 0)]), "width must be >= 1, got 0"),
+    (lambda: ids.mrope_position_ids([(0, 2, 2)]), "frames must be >= 1, got 0"),
+    (lambda: ids.mrope_position_ids([2.5]), "segments must hold text lengths"),
+    (lambda: ids.mrope_position_ids([]), "segments must hold at least one text or image, got none"),
+    (lambda: ids.mrope_position_ids([1], time_interval=float("nan")), "time_interval must be a finite number >= 0"),
+    (lambda: ids.mrope_position_ids([1], attention_mask=[1, 1]),
+     "attention_mask must be 0 and 1 along the row with one 1 per token of the segments (1), got [1, 1]"),
+    (lambda: ids.mrope_position_ids([1], attention_mask=[[1]]), "attention_mask must be 0 and 1 along the row"),
+    (lambda: ids.image_blocks([0.0, 1.0]), "token_type_ids must be integers along a sequence axis, got"),
+])
+def test_the_position_builders_refuse_bad_input_by_name(call, message):
+    with pytest.raises((ValueError, TypeError), match="^" + re.escape(message)):
+        call()
+
+
+def test_the_position_builders_by_hand():
+    assert ids.packed_position_ids([2, 1], start=5).tolist() == [5, 6, 5]
+    assert ids.packed_documents([[0]]).tolist() == [[0]]
+    documents = ids.packed_documents([[0, 1, 0], [0, 0, 1]])
+    assert documents.tolist() == [[0, 0, 1], [0, 1, 1]] and documents.dtype.kind == "i"
+    padded = ids.left_padded_position_ids([0, 0, 1, 1])
+    assert padded.tolist() == [0, 0, 0, 1] and padded.dtype.kind == "i"
+    assert ids.left_padded_position_ids([[False, True, True], [True, True, True]]).tolist() == [[0, 0, 1], [0, 1, 2]]
+    assert [a.tolist() for a in ids.patch_positions(1, 2)] == [[0, 0], [0, 1]]
+    assert [a.tolist() for a in ids.patch_positions(2, 1)] == [[0, 1], [0, 0]]
+    assert [a.tolist() for a in ids.patch_positions(2, 2, merge=2)] == [[0, 0, 1, 1], [0, 1, 0, 1]]
+    assert ids.image_blocks([[1, 1, 0], [1, 0, 1]]).tolist() == [[0, 0, -1], [0, -1, 1]]
+
+
+def test_mrope_positions_by_hand_after_two_texts_and_with_slow_videos():
+    # text 0, 1 then 2, 3, 4; a 2 x 2 image from 5 (rows and columns 5 + 0 or 1); text again at 5 + 2 = 7
+    got = ids.mrope_position_ids([2, 3, (2, 2), 1])
+    assert got.tolist() == [[0, 1, 2, 3, 4, 5, 5, 5, 5, 7], [0, 1, 2, 3, 4, 5, 5, 6, 6, 7],
+                            [0, 1, 2, 3, 4, 5, 6, 5, 6, 7]]
+    assert got.dtype.kind == "i"
+    # three frames of one patch: times floor(0), floor(0.5), floor(1.0); none at all with interval 0
+    assert ids.mrope_position_ids([(3, 1, 1)], time_interval=0.5)[0].tolist() == [0, 0, 1]
+    assert ids.mrope_position_ids([(2, 1, 1)], time_interval=0)[0].tolist() == [0, 0]
+    assert ids.mrope_position_ids([(2, 1, 1)])[0].tolist() == [0, 1]  # Qwen2-VL: one position per time step
+    image = ids.mrope_position_ids([1, (2, 4)], merge=2)  # 1 x 2 tokens from 1: columns 1, 2; next at 1 + 2
+    assert image.tolist() == [[0, 1, 1], [0, 1, 1], [0, 1, 2]] and image.dtype.kind == "i"
+    padded = ids.mrope_position_ids([2], attention_mask=[0, 1, 1])
+    assert padded.tolist() == [[0, 0, 1]] * 3 and padded.dtype.kind == "i"
+
+
+def test_mrope_deltas_by_hand():
+    two_rows = np.stack([ids.mrope_position_ids([3]), ids.mrope_position_ids([1, (2, 4)], merge=2)], axis=1)
+    deltas = ids.mrope_deltas(two_rows)  # largest 2 and 2, tokens 3 and 3
+    assert deltas.tolist() == [0, 0] and deltas.dtype.kind == "i"
+    # a left-padded row whose one token is at 0, and a row of pads only: both 0
+    positions = np.zeros((3, 2, 2), int)
+    assert ids.mrope_deltas(positions, attention_mask=[[0, 1], [0, 0]]).tolist() == [0, 0]

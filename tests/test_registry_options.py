@@ -449,6 +449,29 @@ def check_learned_initializer(method, where, option):
 
 
 
+@check(("sinusoidal", "call", "positions"))
+def check_sinusoidal_positions(method, where, option):
+    """Two rows at their own positions (a left-padded row repeats 0), against mpmath's tables."""
+    positions = np.array([[0, 0, 0, 1, 2, 3], [1000, 1001, 1002, 1003, 1004, 1005]])
+    layer = PositionalEncoding(max_length=1100, dtype="float64")
+    got = to_numpy(layer(np.zeros((2, 6, 6)), positions=positions))
+    bound = (8 * positions.max() + TRANSCENDENTAL_ULP) * 2.0**-52
+    for row, places in zip(got, positions):
+        np.testing.assert_allclose(row, exact_table(places, 6), rtol=0, atol=bound)
+    assert_moved(got[1], exact_table(np.arange(6), 6), bound, "sinusoidal positions")
+
+
+@check(("learned", "call", "positions"))
+def check_learned_positions(method, where, option):
+    layer = LearnedPositionEmbedding(max_length=8, initializer="random_normal")
+    x = np.random.default_rng(11).normal(size=(2, 3, 2)).astype("float32")
+    positions = np.array([[0, 0, 1], [5, 6, 7]])
+    got = to_numpy(layer(x, positions=positions))
+    table = to_numpy(layer.table)
+    np.testing.assert_array_equal(got, x + table[positions])  # one float32 sum each, as the layer makes
+    assert_moved(got, to_numpy(layer(x)), 2.0**-24, "learned positions")
+
+
 @check(("learned", "call", "start"))
 def check_learned_start(method, where, option):
     layer = LearnedPositionEmbedding(max_length=8, initializer="random_normal")
@@ -472,7 +495,8 @@ def exact_alibi(query_positions, key_positions, heads, form):
 
 
 @check(("alibi", "reference", "form"), ("alibi", "reference", "dtype"), ("alibi", "layer", "form"),
-       ("alibi", "call", "keys"), ("alibi", "call", "query_start"), ("alibi", "call", "key_start"))
+       ("alibi", "call", "keys"), ("alibi", "call", "query_start"), ("alibi", "call", "key_start"),
+       ("alibi", "call", "query_positions"), ("alibi", "call", "key_positions"))
 def check_alibi_option(method, where, option):
     queries, keys = np.arange(6), np.arange(6)
     form = "symmetric" if option == "form" else "causal"
@@ -490,6 +514,12 @@ def check_alibi_option(method, where, option):
             queries, call = np.arange(2**24 + 1, 2**24 + 7), {"query_start": 2**24 + 1}
         elif option == "key_start":
             keys, call = np.arange(-3, 3), {"key_start": -3}
+        elif option == "query_positions":  # one row of a batch, its own positions
+            queries = np.array([0, 2, 2, 5, 7, 2**24 + 1])
+            call = {"query_positions": queries[None]}
+        elif option == "key_positions":  # two left pads at position 0, then the tokens
+            keys = np.array([0, 0, 0, 1, 2, 3])
+            call = {"key_positions": keys[None]}
         got = to_numpy(AlibiBias(12, form=form, dtype="float64")(zeros, **call))[0]
     expected = exact_alibi(queries, keys, 12, form)
     visible = expected > -1e9
@@ -510,7 +540,7 @@ T5_VALUES = {"bidirectional": False, "num_buckets": 16, "max_distance": 40}
 @check(("t5", "reference", "bidirectional"), ("t5", "reference", "num_buckets"), ("t5", "reference", "max_distance"),
        ("t5", "layer", "bidirectional"), ("t5", "layer", "num_buckets"), ("t5", "layer", "max_distance"),
        ("t5", "layer", "embeddings_initializer"), ("t5", "call", "keys"), ("t5", "call", "query_start"),
-       ("t5", "call", "key_start"))
+       ("t5", "call", "key_start"), ("t5", "call", "query_positions"), ("t5", "call", "key_positions"))
 def check_t5_option(method, where, option):
     settings = {"bidirectional": True, "num_buckets": 32, "max_distance": 128}
     settings.update({option: T5_VALUES[option]} if option in T5_VALUES else {})
@@ -541,6 +571,12 @@ def check_t5_option(method, where, option):
     elif option == "key_start":
         keys, call = np.arange(2**24, 2**24 + 300), {"key_start": 2**24}
         queries = np.arange(300)  # the queries' default places, 0..299, before keys from 2**24
+    elif option == "query_positions":  # one row of a batch, its own positions
+        queries = np.arange(300) * 3
+        call = {"query_positions": queries[None]}
+    elif option == "key_positions":
+        keys = np.maximum(np.arange(300) - 40, 0)  # 40 left pads, at position 0
+        call = {"key_positions": keys[None]}
     got = to_numpy(layer(np.zeros((1, 300, 2)), **call))[0, 0]
     want = np.array([[exact_t5_bucket(int(j - i), **settings) for j in keys] for i in queries])
     np.testing.assert_array_equal(got, want)
@@ -550,7 +586,8 @@ def check_t5_option(method, where, option):
 
 
 @check(("shaw", "layer", "max_distance"), ("shaw", "layer", "initializer"), ("shaw", "call", "keys"),
-       ("shaw", "call", "query_start"), ("shaw", "call", "key_start"))
+       ("shaw", "call", "query_start"), ("shaw", "call", "key_start"), ("shaw", "call", "query_positions"),
+       ("shaw", "call", "key_positions"))
 def check_shaw_option(method, where, option):
     rng = np.random.default_rng(10)
     q = rng.normal(size=(5, 4))
@@ -567,7 +604,15 @@ def check_shaw_option(method, where, option):
         queries, call = np.arange(2**24 + 1, 2**24 + 6), {"query_start": 2**24 + 1}
     elif option == "key_start":
         keys, call = np.arange(-2, 3), {"key_start": -2}
+    elif option == "query_positions":  # one row of a batch, its own positions
+        queries = np.array([0, 3, 3, 7, 40])
+        call = {"query_positions": queries[None]}
+    elif option == "key_positions":
+        keys = np.array([0, 0, 1, 5, 30])
+        call = {"key_positions": keys}
     got = to_numpy(layer(q, **call))
+    if option == "query_positions":
+        got = got[0]
     with mpmath.workdps(40):
         want = np.array([[float(mpmath.fsum(mpmath.mpf(a) * mpmath.mpf(b) for a, b in
                                             zip(q[r], table[min(max(int(j - i), -k), k) + k])) / 2)

@@ -1,6 +1,7 @@
 """Sliding windows and attention sinks: the mask, the sink logit, and the attention layer's options."""
 
 import math
+import re
 
 import keras
 import mpmath
@@ -54,7 +55,10 @@ def test_sink_logit_is_gpt_oss_eager_attention():
         (lambda: window_mask([0], [0], window=0), ValueError, ["window", "0"]),
         (lambda: window_mask([0], [0], sink_tokens=2), ValueError, ["sink_tokens=2", "window"]),
         (lambda: window_mask([0.5], [0], window=2), TypeError, ["query_positions"]),
+        (lambda: window_mask([0], [0.5], window=2), TypeError, ["key_positions", "0.5"]),
+        (lambda: window_mask([0], [0], window=2, sink_tokens=-1), ValueError, ["sink_tokens", "-1"]),
         (lambda: softmax_with_sink(np.zeros((2, 3, 3)), [0.0]), ValueError, ["sink_logits", "2"]),
+        (lambda: softmax_with_sink(np.zeros((3, 3)), [0.0]), ValueError, ["scores", "(3, 3)"]),
         (lambda: PositionalSelfAttention(2, 4, window=-1), ValueError, ["window", "-1"]),
         (lambda: PositionalSelfAttention(2, 4, sink_tokens=4), ValueError, ["sink_tokens=4", "window"]),
         (lambda: PositionalSelfAttention(2, 4, sink_logit=1), TypeError, ["sink_logit", "1"]),
@@ -63,7 +67,28 @@ def test_sink_logit_is_gpt_oss_eager_attention():
 def test_bad_input_names_the_argument(call, error, words):
     with pytest.raises(error) as raised:
         call()
-    assert all(word in str(raised.value) for word in words), str(raised.value)
+    # each word whole: "window" is not found inside "XXwindowXX"
+    assert all(re.search(rf"(?<![\w]){re.escape(word)}(?![\w])", str(raised.value)) for word in words), \
+        str(raised.value)
+
+
+def test_window_mask_compares_positions_as_integers_past_two_to_the_53():
+    # 2**53 + 1 has no float64: as floats both keys would sit at the query's distance 0
+    far = 2**53
+    got = window_mask([far + 1], [far, far + 1], window=1)
+    assert got.tolist() == [[False, True]]
+
+
+def test_sink_softmax_holds_at_scores_far_from_zero_in_each_row():
+    """Two heads: scores 0, 1 with sink 0, and 1000, 1001 with sink 1000. Each row's weights are
+    1 / (2 + e) and e / (2 + e) (by hand), which no shared shift of both rows could give."""
+    scores = np.array([[[0.0, 1.0]], [[1000.0, 1001.0]]])
+    got = softmax_with_sink(scores, [0.0, 1000.0])
+    with mpmath.workdps(30):
+        e = mpmath.e
+        want = [float(1 / (2 + e)), float(e / (2 + e))]
+    for head in range(2):
+        np.testing.assert_allclose(got[head, 0], want, rtol=8 * 2.0**-52)
 
 
 def test_attention_layer_masks_outside_the_window_but_keeps_the_sinks():

@@ -61,6 +61,11 @@ def test_negative_positions_are_refused():
         query_temperature("llama4", [-1])
 
 
+def test_positions_that_are_not_integers_are_refused_by_name():
+    with pytest.raises(TypeError, match=r"^positions must be integers, got \[0.5\] \(dtype float64\)$"):
+        query_temperature("llama4", [0.5])
+
+
 @pytest.mark.parametrize("temperature", [{"kind": "llama4", "floor_scale": 4, "attn_scale": 0.5},
                                          {"kind": "log_length", "trained_length": 3},
                                          {"kind": "constant", "factor": 1.5}])

@@ -1,8 +1,12 @@
-"""The one check every position layer makes: the input is no longer than its table."""
+"""The checks a table of positions makes: the input is no longer than the table, each row asked for is in it."""
 
 from __future__ import annotations
 
 import keras
+import numpy as np
+from keras import ops
+
+from pe_lib.layers._masking import concrete
 
 
 def check_steps(layer_name: str, steps, max_length: int):
@@ -55,3 +59,30 @@ def check_rows(layer_name: str, start: int, steps, max_length: int) -> None:
     if isinstance(steps, int) and start + steps > max_length:
         raise ValueError(f"{layer_name}: start={start} plus {steps} steps passes max_length {max_length}; "
                          "build the layer with a larger max_length")
+
+
+def check_positions(layer_name: str, positions, steps, max_length: int):
+    """``positions`` as int32 ``(steps,)`` or ``(batch, steps)``, each a row of the table, or an error.
+
+    The shape is checked whenever it is known; the values (whole numbers from
+    0 to ``max_length - 1``) on eager calls, where they are known.
+
+    >>> tuple(check_positions("PositionalEncoding", np.array([[0, 0, 1]]), 3, 4).shape)
+    (1, 3)
+    >>> check_positions("PositionalEncoding", np.array([[0, 4, 5]]), 3, 4)
+    Traceback (most recent call last):
+    ...
+    ValueError: PositionalEncoding: positions must be whole numbers from 0 to max_length - 1 = 3, got 4 in [[0, 4, 5]]
+    """
+    tensor = ops.convert_to_tensor(positions)
+    shape = tuple(tensor.shape)
+    if len(shape) not in (1, 2) or (isinstance(steps, int) and shape[-1] not in (None, steps)):
+        raise ValueError(f"{layer_name}: positions must have shape (steps,) or (batch, steps) with "
+                         f"steps = {steps}, got shape {shape}")
+    values = concrete(tensor)
+    if values is not None:
+        inside = (values == np.round(values)) & (values >= 0) & (values < max_length)
+        if not inside.all():
+            raise ValueError(f"{layer_name}: positions must be whole numbers from 0 to max_length - 1 = "
+                             f"{max_length - 1}, got {values[~inside].ravel()[0].item()!r} in {values.tolist()!r}")
+    return ops.cast(tensor, "int32")

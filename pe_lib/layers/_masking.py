@@ -1,9 +1,9 @@
-"""The score given to a masked key: very negative, yet finite in the compute dtype."""
+"""Masking: the score a hidden key gets, and the values of a mask, read to be checked."""
 
 from __future__ import annotations
 
 import numpy as np
-from keras import backend
+from keras import backend, ops
 
 
 def masked_score(dtype) -> float:
@@ -22,3 +22,18 @@ def masked_score(dtype) -> float:
     if dtype == "float16":
         return float(np.finfo(np.float16).min) / 2
     return -1e9
+
+
+def concrete(tensor):
+    """The values of ``tensor`` as a NumPy array, or ``None`` while it is symbolic (traced).
+
+    Checks of values (a mask of 0 and 1, positions inside a table) run on
+    eager calls; inside a compiled function the values are not known yet.
+
+    >>> concrete(np.array([0, 1])).tolist()
+    [0, 1]
+    """
+    try:
+        return np.asarray(ops.convert_to_numpy(tensor))
+    except Exception:  # a symbolic tensor or a tracer: no values to check yet
+        return None

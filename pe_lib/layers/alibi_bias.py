@@ -7,7 +7,7 @@ from keras import ops
 
 from pe_lib._checks import require_choice, require_int
 from pe_lib.alibi import FORMS, alibi_slopes
-from pe_lib.layers._bias_shape import bias_shape, block_lengths, block_offsets, check_queries, over_batch
+from pe_lib.layers._bias_shape import bias_shape, block_lengths, block_offsets, check_queries, per_row
 from pe_lib.layers._masking import masked_score
 
 
@@ -70,7 +70,7 @@ class AlibiBias(keras.layers.Layer):
         self._slopes = alibi_slopes(self.heads)
         self.built = True
 
-    def call(self, queries, keys=None, query_start=None, key_start=0):
+    def call(self, queries, keys=None, query_start=None, key_start=0, query_positions=None, key_positions=None):
         """The ALiBi bias of a block of queries and keys.
 
         Args:
@@ -80,14 +80,24 @@ class AlibiBias(keras.layers.Layer):
             query_start: position of the first query; by default
                 ``key_length - query_length``, the last queries of the keys.
             key_start: position of the first key, 0 by default.
+            query_positions: the position of each query, ``(query_length,)``
+                or ``(batch, query_length)``; replaces ``query_start``.
+            key_positions: the position of each key, ``(key_length,)`` or
+                ``(batch, key_length)``; replaces ``key_start``. Rows of
+                positions that skip their pads, ``cumsum(mask) - 1``, give
+                BLOOM's bias, in which a pad is not a step.
 
         Returns:
             A ``(..., heads, query_length, key_length)`` tensor in the compute
-            dtype, the leading axes those of the queries.
+            dtype, the leading axes those of the queries (or of the
+            positions, when they have a batch axis).
         """
         check_queries(self, queries)
         query_length, key_length = block_lengths(queries, keys)
-        behind = -block_offsets(query_length, key_length, query_start, key_start)  # i - j
+        offsets = block_offsets(query_length, key_length, query_start, key_start, query_positions, key_positions)
+        behind = -offsets  # i - j
+        if len(behind.shape) == 3:  # a row of positions per batch entry: (batch, 1, q, k)
+            behind = ops.expand_dims(behind, 1)
         exact = "float64" if self.compute_dtype == "float64" else "float32"
         slopes = ops.convert_to_tensor(self._slopes, exact)[:, None, None]
         distance = ops.cast(behind, exact)
@@ -98,7 +108,7 @@ class AlibiBias(keras.layers.Layer):
             penalty = 0.0 - slopes * distance
             bias = ops.where(behind < 0, ops.cast(masked_score(self.compute_dtype), exact), penalty)
             bias = ops.cast(bias, self.compute_dtype)
-        return over_batch(bias, queries)
+        return per_row(bias, offsets, queries)
 
     def compute_output_shape(self, queries_shape, keys_shape=None):
         return bias_shape(self.heads, queries_shape, keys_shape)

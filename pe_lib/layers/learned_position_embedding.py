@@ -6,7 +6,7 @@ import keras
 from keras import ops
 
 from pe_lib._checks import require_int
-from pe_lib.layers._length_check import check_rows, check_steps
+from pe_lib.layers._length_check import check_positions, check_rows, check_steps
 from pe_lib.layers.positional_encoding import check_input_shape
 
 
@@ -20,7 +20,11 @@ class LearnedPositionEmbedding(keras.layers.Layer):
     reached stays at its initial value. Each call crops the table to the
     number of steps of its input and adds it to every sequence in the batch;
     ``layer(x, start=t)`` adds rows ``t`` onwards instead, for cached
-    decoding one step at a time.
+    decoding one step at a time, and ``layer(x, positions=p)`` adds row
+    ``p[b, t]`` to step ``t`` of row ``b``: each row of a left-padded batch at
+    its own positions (``cumsum(mask) - 1``, then
+    :meth:`PositionalSelfAttention.next_positions
+    <pe_lib.layers.PositionalSelfAttention.next_positions>` while decoding).
 
     The layer passes any Keras mask through unchanged. An input longer than
     ``max_length`` raises ``ValueError`` (or, for a length known only at run
@@ -61,9 +65,14 @@ class LearnedPositionEmbedding(keras.layers.Layer):
             name="table", shape=(self.max_length, self.depth),
             initializer=self.initializer, trainable=True)
 
-    def call(self, inputs, start=0):
+    def call(self, inputs, start=0, positions=None):
         check_input_shape(type(self).__name__, inputs.shape, self.depth)
         start = require_int("start", start, minimum=0)
+        if positions is not None:
+            if start:
+                raise ValueError(f"{type(self).__name__}: give start or positions, not both (got start={start})")
+            positions = check_positions(type(self).__name__, positions, ops.shape(inputs)[-2], self.max_length)
+            return inputs + ops.cast(ops.take(self.table, positions, axis=0), inputs.dtype)
         steps = check_steps(type(self).__name__, ops.shape(inputs)[-2],
                             self.max_length)
         if start:  # cached decoding: rows start, start + 1, ...

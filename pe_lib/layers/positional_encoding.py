@@ -7,7 +7,7 @@ import numpy as np
 from keras import ops
 
 from pe_lib._checks import require_choice, require_int, require_positive_float
-from pe_lib.layers._length_check import check_steps
+from pe_lib.layers._length_check import check_positions, check_steps
 from pe_lib.layouts import LAYOUTS
 from pe_lib.sinusoidal import sinusoidal_encoding
 
@@ -61,7 +61,12 @@ class PositionalEncoding(keras.layers.Layer):
     For cached decoding, one step at a time, ``layer(x, start=t)`` adds the
     rows of positions ``t .. t + steps - 1`` (keras-hub's
     ``SinePositionEncoding`` calls it ``start_index``); ``start + steps`` must
-    not exceed ``max_length``.
+    not exceed ``max_length``. ``layer(x, positions=p)`` adds row ``p[b, t]``
+    to step ``t`` of row ``b`` instead: each row of a left-padded batch at
+    its own positions (``cumsum(mask) - 1``,
+    :func:`pe_lib.position_ids.left_padded_position_ids`, then
+    :meth:`PositionalSelfAttention.next_positions
+    <pe_lib.layers.PositionalSelfAttention.next_positions>` while decoding).
 
     Args:
         max_length: the largest number of positions the layer encodes.
@@ -85,6 +90,9 @@ class PositionalEncoding(keras.layers.Layer):
     True
     >>> step = layer(np.zeros((2, 1, 16), dtype="float32"), start=9)
     >>> bool(np.allclose(step[0], pe_lib.sinusoidal_encoding(1, 16, start=9)))
+    True
+    >>> rows = layer(np.zeros((2, 1, 16), dtype="float32"), positions=np.array([[9], [3]]))
+    >>> bool(np.allclose(rows[1], pe_lib.sinusoidal_encoding(1, 16, start=3)))
     True
     """
 
@@ -114,8 +122,10 @@ class PositionalEncoding(keras.layers.Layer):
             raise ValueError(f"{self.name} is not built yet: call it on an input first")
         return ops.convert_to_numpy(self._table)
 
-    def call(self, inputs, start=0):
+    def call(self, inputs, start=0, positions=None):
         check_input_shape(type(self).__name__, inputs.shape, self.depth)
+        if positions is not None:
+            return inputs + ops.cast(self._rows(inputs, start, positions), inputs.dtype)
         if isinstance(start, int):
             start = require_int("start", start, minimum=0)
             if start == 0:
@@ -129,6 +139,13 @@ class PositionalEncoding(keras.layers.Layer):
                 )
         rows = ops.slice(self._table, (start, 0), (ops.shape(inputs)[-2], self.depth))
         return inputs + ops.cast(rows, inputs.dtype)
+
+    def _rows(self, inputs, start, positions):
+        """The rows of ``positions`` ``(steps,)`` or ``(batch, steps)``, ``(..., steps, depth)``."""
+        if not (isinstance(start, int) and start == 0):
+            raise ValueError(f"{type(self).__name__}: give start or positions, not both (got start={start!r})")
+        positions = check_positions(type(self).__name__, positions, ops.shape(inputs)[-2], self.max_length)
+        return ops.take(self._table, positions, axis=0)
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape)

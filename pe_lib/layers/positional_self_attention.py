@@ -11,7 +11,7 @@ from keras import ops
 
 from pe_lib import temperature as temperatures
 from pe_lib._checks import require_int, require_positive_float
-from pe_lib.layers._masking import masked_score
+from pe_lib.layers._masking import concrete, masked_score
 from pe_lib.layers.shaw_relative_positions import ShawRelativePositions
 from pe_lib.methods import get_method
 from pe_lib.rope_scaling import FOLLOW_LENGTH
@@ -91,7 +91,12 @@ class PositionalSelfAttention(keras.layers.Layer):
     with 1 and pads with 0, on either side of a row: no query sees a pad,
     and a pad's output is 0. Without ``position_ids``, a token's position is
     the number of tokens before it in its row, as Hugging Face's generation
-    computes them for left padding (``cumsum(mask) - 1``). ``position_ids``
+    computes them for left padding (``cumsum(mask) - 1``). ALiBi, T5 and
+    Shaw measure the distance from query to key in these positions, so a pad
+    between two tokens adds nothing to it, as in transformers' BLOOM, whose
+    ALiBi reads ``(cumsum(mask) - 1) * mask``; transformers' T5 counts steps
+    instead (pads included), which differs only when a pad sits between two
+    tokens, such as a step decoded after a right-padded prompt. ``position_ids``
     give rows of packed documents (see :meth:`call`). ``block_ids``
     ``(batch, steps)`` let the tokens of one image see each other both ways,
     as Gemma 3's do: a query also sees every key of its own block (a number
@@ -105,7 +110,10 @@ class PositionalSelfAttention(keras.layers.Layer):
     any rotation, and each call rotates them all with the query's length,
     so that dynamic NTK and LongRoPE's switch at ``original_length`` give
     every key the rates of the current length (Hugging Face's Phi-3
-    recomputes its cache at that switch for the same reason).
+    recomputes its cache at that switch for the same reason). A table of
+    positions added before the layer takes each row's next positions from
+    :meth:`next_positions`, so a left-padded batch decodes with sinusoidal
+    or learned positions too.
 
     Args:
         heads: number of heads.
@@ -245,7 +253,10 @@ class PositionalSelfAttention(keras.layers.Layer):
         term to every score. ``_mask`` then hides the keys that a query
         may not see. A ``cache`` (:meth:`decode`) puts earlier keys first.
         """
-        where = self._place(inputs, position_ids, attention_mask, cache, block_ids)
+        return self._scores(inputs, self._place(inputs, position_ids, attention_mask, cache, block_ids), cache)
+
+    def _scores(self, inputs, where, cache):
+        """:meth:`scores` for a block placed by :meth:`_place`."""
         queries = self._split_heads(self.query(inputs))
         keys = self._with_cache(self._split_heads(self.key(inputs)), cache, "keys")
         if self.acts_on == "queries and keys":  # RoPE
@@ -258,7 +269,7 @@ class PositionalSelfAttention(keras.layers.Layer):
         keys_t = ops.transpose(keys, (0, 1, 3, 2))
         scores = ops.matmul(queries, keys_t) / float(np.sqrt(self.key_dim))
         if self.acts_on == "scores":  # ALiBi, T5, Shaw
-            term = self._scores_term(inputs, queries, keys)
+            term = self._scores_term(inputs, queries, keys, where)
             scores = scores + ops.cast(term, scores.dtype)
         return self._mask(scores, where)
 
@@ -276,10 +287,16 @@ class PositionalSelfAttention(keras.layers.Layer):
         if attention_mask is None:
             mask = ops.ones((batch, steps), dtype="int32")
         else:
-            mask = ops.cast(ops.convert_to_tensor(attention_mask), "int32")
+            mask = ops.convert_to_tensor(attention_mask)
             if tuple(mask.shape) != tuple(inputs.shape[:2]) and None not in tuple(inputs.shape[:2]):
                 raise ValueError(f"{self.name}: attention_mask must have shape (batch, steps) = "
                                  f"{tuple(inputs.shape[:2])}, got shape {tuple(mask.shape)}")
+            values = concrete(mask)
+            if values is not None and not np.isin(values, (0, 1)).all():
+                wrong = values[~np.isin(values, (0, 1))].ravel()[0].item()
+                raise ValueError(f"{self.name}: attention_mask must hold 1 (token) and 0 (pad) only, "
+                                 f"got {wrong!r} in {values.tolist()!r}")
+            mask = ops.cast(mask, "int32")
         past_steps = 0 if cache is None else ops.shape(cache["mask"])[1]
         if position_ids is None:
             start = ops.zeros((batch,), "int32") if cache is None else self._next_position(cache)
@@ -310,6 +327,24 @@ class PositionalSelfAttention(keras.layers.Layer):
             raise ValueError(f"{self.name}: position_ids must have shape {names}, got shape "
                              f"{tuple(positions.shape)}")
         return positions
+
+    def next_positions(self, cache, steps: int = 1):
+        """``(batch, steps)``: the positions :meth:`decode` gives the next ``steps`` of each row.
+
+        Each row goes on from its last token (its own count of tokens, pads
+        not counted), so a table of positions added before the layer
+        (:class:`~pe_lib.layers.PositionalEncoding`,
+        :class:`~pe_lib.layers.LearnedPositionEmbedding`) can give each row of a
+        left-padded batch its own rows.
+
+        >>> layer = PositionalSelfAttention(heads=1, key_dim=2)
+        >>> _, cache = layer.decode(np.zeros((2, 4, 2), "float32"),
+        ...                         attention_mask=np.array([[1, 1, 1, 1], [0, 0, 1, 1]]))
+        >>> keras.ops.convert_to_numpy(layer.next_positions(cache, steps=2)).tolist()
+        [[4, 5], [2, 3]]
+        """
+        steps = require_int("steps", steps, minimum=1)
+        return self._next_position(cache)[:, None] + ops.arange(steps, dtype="int32")[None]
 
     def _next_position(self, cache):
         """``(batch,)``: the position after the last token of each row of ``cache`` (0 if it has none).
@@ -408,16 +443,17 @@ class PositionalSelfAttention(keras.layers.Layer):
         sink = ops.broadcast_to(sink, tuple(ops.shape(scores)[:-1]) + (1,))
         return ops.softmax(ops.concatenate([scores, sink], axis=-1), axis=-1)[..., :-1]
 
-    def _scores_term(self, inputs, queries, keys):
+    def _scores_term(self, inputs, queries, keys, where):
         r"""What a ``"scores"`` method adds to the scores, ``(batch, heads, q, k)``.
 
-        ALiBi's penalty and T5's bucket scalars depend only on the numbers of
-        queries and keys (the queries are the last steps); Shaw's term
-        :math:`q_i \cdot w^K_{ij}` needs the projected queries.
+        ALiBi's penalty and T5's bucket scalars depend only on the positions
+        of queries and keys, each row's own (a pad is not a step); Shaw's
+        term :math:`q_i \cdot w^K_{ij}` needs the projected queries.
         """
+        placed = {"query_positions": where.query_positions, "key_positions": where.key_positions}
         if isinstance(self.positions, ShawRelativePositions):
-            return self.positions(queries, keys)  # q_i . w_ij per head, from the projected queries
-        return self.positions(inputs, keys[:, 0])
+            return self.positions(queries, keys, **placed)  # q_i . w_ij per head, from the projected queries
+        return self.positions(inputs, keys[:, 0], **placed)
 
     # --- the layer ---------------------------------------------------------------------
 
@@ -438,13 +474,15 @@ class PositionalSelfAttention(keras.layers.Layer):
 
         With a ``cache`` (:meth:`decode`) the call returns ``(outputs, cache)``.
         """
-        weights = self._softmax(self.scores(inputs, position_ids, attention_mask, cache, block_ids))
+        where = self._place(inputs, position_ids, attention_mask, cache, block_ids)
+        weights = self._softmax(self._scores(inputs, where, cache))
         if attention_mask is not None:  # a pad attends to nothing: its output is 0
             weights = weights * ops.cast(attention_mask, weights.dtype)[:, None, :, None]
         values = self._with_cache(self._split_heads(self.value(inputs)), cache, "values")
         mixed = ops.matmul(weights, ops.cast(values, weights.dtype))
         if hasattr(self.positions, "value_term"):  # Shaw's value vectors
-            mixed = mixed + self.positions.value_term(weights)
+            mixed = mixed + self.positions.value_term(weights, query_positions=where.query_positions,
+                                                      key_positions=where.key_positions)
         mixed = ops.reshape(ops.transpose(mixed, (0, 2, 1, 3)), (ops.shape(inputs)[0], ops.shape(inputs)[1], -1))
         outputs = self.output_projection(mixed)
         if cache is None:

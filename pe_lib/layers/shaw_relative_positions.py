@@ -60,13 +60,17 @@ class ShawRelativePositions(keras.layers.Layer):
         self.value_table = self.add_weight(shape=(rows, depth), initializer=_reseeded(self.initializer),
                                            name="value_table")
 
-    def indices(self, query_length, key_length, query_start=None, key_start=0):
-        """The ``(query_length, key_length)`` table rows: ``clip(j - i, k) + k``."""
-        offsets = ops.clip(block_offsets(query_length, key_length, query_start, key_start),
-                           -self.max_distance, self.max_distance)
+    def indices(self, query_length, key_length, query_start=None, key_start=0, query_positions=None,
+                key_positions=None):
+        """The ``(query_length, key_length)`` table rows: ``clip(j - i, k) + k``.
+
+        ``(batch, query_length, key_length)`` when the positions have a batch axis.
+        """
+        offsets = ops.clip(block_offsets(query_length, key_length, query_start, key_start, query_positions,
+                                         key_positions), -self.max_distance, self.max_distance)
         return offsets + self.max_distance
 
-    def call(self, queries, keys=None, query_start=None, key_start=0):
+    def call(self, queries, keys=None, query_start=None, key_start=0, query_positions=None, key_positions=None):
         r"""The key term :math:`q_i \cdot w^K_{ij} / \sqrt{d}` of each query and key.
 
         Args:
@@ -76,6 +80,11 @@ class ShawRelativePositions(keras.layers.Layer):
             query_start: position of the first query; by default
                 ``key_length - query_length``.
             key_start: position of the first key, 0 by default.
+            query_positions: the position of each query, ``(query_length,)``
+                or ``(batch, query_length)``; replaces ``query_start``.
+            key_positions: the position of each key, ``(key_length,)`` or
+                ``(batch, key_length)``; replaces ``key_start``. With a batch
+                axis, the queries are ``(batch, ..., query_length, depth)``.
 
         Returns:
             The ``(..., query_length, key_length)`` terms
@@ -85,20 +94,27 @@ class ShawRelativePositions(keras.layers.Layer):
             raise ValueError(f"{self.name}: queries must have shape (..., length, depth), got shape {tuple(queries.shape)}")
         query_length = ops.shape(queries)[-2]
         key_length = query_length if keys is None else ops.shape(keys)[-2]
-        vectors = ops.take(ops.cast(self.key_table, queries.dtype),
-                           self.indices(query_length, key_length, query_start, key_start), axis=0)  # (q, k, d)
+        indices = self.indices(query_length, key_length, query_start, key_start, query_positions, key_positions)
+        vectors = ops.take(ops.cast(self.key_table, queries.dtype), indices, axis=0)  # (q, k, d)
         depth = ops.cast(ops.shape(queries)[-1], queries.dtype)
-        return ops.einsum("...qd,qkd->...qk", queries, vectors) / ops.sqrt(depth)
+        if len(indices.shape) == 2:
+            return ops.einsum("...qd,qkd->...qk", queries, vectors) / ops.sqrt(depth)
+        vectors = _under(vectors, len(queries.shape) + 1)  # (batch, ..., q, k, d)
+        return ops.sum(ops.expand_dims(queries, -2) * vectors, axis=-1) / ops.sqrt(depth)
 
-    def value_term(self, weights, query_start=None, key_start=0):
+    def value_term(self, weights, query_start=None, key_start=0, query_positions=None, key_positions=None):
         r""":math:`\sum_j \alpha_{ij} w^V_{ij}` for attention weights ``(..., query_length, key_length)``.
 
-        ``query_start`` and ``key_start`` place the block as in :meth:`call`.
+        ``query_start``, ``key_start``, ``query_positions`` and
+        ``key_positions`` place the block as in :meth:`call`.
         """
         query_length, key_length = ops.shape(weights)[-2], ops.shape(weights)[-1]
-        vectors = ops.take(ops.cast(self.value_table, weights.dtype),
-                           self.indices(query_length, key_length, query_start, key_start), axis=0)
-        return ops.einsum("...qk,qkd->...qd", weights, vectors)
+        indices = self.indices(query_length, key_length, query_start, key_start, query_positions, key_positions)
+        vectors = ops.take(ops.cast(self.value_table, weights.dtype), indices, axis=0)
+        if len(indices.shape) == 2:
+            return ops.einsum("...qk,qkd->...qd", weights, vectors)
+        vectors = _under(vectors, len(weights.shape) + 1)  # (batch, ..., q, k, d)
+        return ops.sum(ops.expand_dims(weights, -1) * vectors, axis=-2)
 
     def compute_output_shape(self, queries_shape, keys_shape=None):
         """``(..., query_length, key_length)``; either length may be unknown (None)."""
@@ -109,6 +125,13 @@ class ShawRelativePositions(keras.layers.Layer):
         config.update({"max_distance": self.max_distance,
                        "initializer": keras.initializers.serialize(self.initializer)})
         return config
+
+
+def _under(vectors, rank):
+    """``vectors`` ``(batch, q, k, d)`` with axes after the batch's, up to ``rank`` axes (the heads')."""
+    while len(vectors.shape) < rank:
+        vectors = ops.expand_dims(vectors, 1)
+    return vectors
 
 
 def _reseeded(initializer):

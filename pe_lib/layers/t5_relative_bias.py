@@ -6,7 +6,7 @@ import keras
 from keras import ops
 
 from pe_lib._checks import require_int
-from pe_lib.layers._bias_shape import bias_shape, block_lengths, block_offsets, check_queries, over_batch
+from pe_lib.layers._bias_shape import bias_shape, block_lengths, block_offsets, check_queries, per_row
 from pe_lib.t5 import _check_settings, bucket_thresholds
 
 
@@ -74,9 +74,13 @@ class T5RelativeBias(keras.layers.Layer):
         )
         self.built = True
 
-    def buckets(self, query_length, key_length, query_start=None, key_start=0):
-        """The ``(query_length, key_length)`` int32 buckets of the offsets ``j - i``."""
-        offsets = block_offsets(query_length, key_length, query_start, key_start)
+    def buckets(self, query_length, key_length, query_start=None, key_start=0, query_positions=None,
+                key_positions=None):
+        """The ``(query_length, key_length)`` int32 buckets of the offsets ``j - i``.
+
+        ``(batch, query_length, key_length)`` when the positions have a batch axis.
+        """
+        offsets = block_offsets(query_length, key_length, query_start, key_start, query_positions, key_positions)
         if self.bidirectional:
             first = ops.where(offsets > 0, self.per_direction, 0)
             distance = ops.abs(offsets)
@@ -87,7 +91,7 @@ class T5RelativeBias(keras.layers.Layer):
         count = ops.sum(ops.cast(distance[..., None] >= starts, "int32"), axis=-1)
         return ops.cast(first, "int32") + count
 
-    def call(self, queries, keys=None, query_start=None, key_start=0):
+    def call(self, queries, keys=None, query_start=None, key_start=0, query_positions=None, key_positions=None):
         """The learned bias of a block of queries and keys, per head.
 
         Args:
@@ -97,16 +101,21 @@ class T5RelativeBias(keras.layers.Layer):
             query_start: position of the first query; by default
                 ``key_length - query_length``.
             key_start: position of the first key, 0 by default.
+            query_positions: the position of each query, ``(query_length,)``
+                or ``(batch, query_length)``; replaces ``query_start``.
+            key_positions: the position of each key, ``(key_length,)`` or
+                ``(batch, key_length)``; replaces ``key_start``.
 
         Returns:
             A ``(..., heads, query_length, key_length)`` tensor in the compute
-            dtype, the leading axes those of the queries.
+            dtype, the leading axes those of the queries (or of the
+            positions, when they have a batch axis).
         """
         check_queries(self, queries)
         query_length, key_length = block_lengths(queries, keys)
-        buckets = self.buckets(query_length, key_length, query_start, key_start)
-        bias = ops.take(ops.cast(self.embeddings, self.compute_dtype), buckets, axis=0)  # (q, k, heads)
-        return over_batch(ops.transpose(bias, (2, 0, 1)), queries)
+        buckets = self.buckets(query_length, key_length, query_start, key_start, query_positions, key_positions)
+        bias = ops.take(ops.cast(self.embeddings, self.compute_dtype), buckets, axis=0)  # (..., q, k, heads)
+        return per_row(ops.moveaxis(bias, -1, -3), buckets, queries)
 
     def compute_output_shape(self, queries_shape, keys_shape=None):
         return bias_shape(self.heads, queries_shape, keys_shape)
