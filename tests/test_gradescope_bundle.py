@@ -35,6 +35,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+import tasks
 from classroom import bundle, compare, sandbox
 from classroom.build import load_references, master_solutions
 from classroom.grade import grade_folder
@@ -178,7 +179,6 @@ class Gradescope:
         self.home = folder / "home"
         self.home.mkdir()
         subprocess.run([sys.executable, "-m", "venv", str(folder / "venv")], check=True)
-        self.installs = []
 
     def env(self) -> dict[str, str]:
         """A plain environment: no PYTHONPATH (the course's folder), no Keras setting, a fresh home."""
@@ -194,11 +194,9 @@ class Gradescope:
                  for line in bundle.installed(autograder)]
         requirements = source / "pip-requirements.txt"
         requirements.write_text("\n".join(lines) + "\n")
-        began = time.perf_counter()
         done = subprocess.run([str(self.python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
                                "-r", str(requirements)], capture_output=True, text=True, env=self.env())
         assert done.returncode == 0, done.stdout + done.stderr
-        self.installs.append((autograder.parent.parent.name, time.perf_counter() - began))
         return lines
 
     def modules(self, *names: str) -> dict[str, str]:
@@ -231,12 +229,12 @@ def gradescope(tmp_path_factory):
 def first(builds, gradescope, tmp_path_factory):
     """Assignment 1's class, graded by otter in an environment of its bundle's list alone."""
     built = builds(ASSIGNMENT)
-    lines = gradescope.install(built.autograder)
+    gradescope.install(built.autograder)
     modules = gradescope.modules("pe_lib", "numpy", "otter")
     folder = tmp_path_factory.mktemp("assignment-1-class")
     class_of_assignment_1(built, folder)
     notebooks = sorted(folder.glob("*.ipynb"))
-    return dict(built=built, lines=lines, modules=modules, folder=folder,
+    return dict(built=built, modules=modules, folder=folder,
                 otter=gradescope.run(built.autograder, notebooks))
 
 
@@ -244,13 +242,13 @@ def first(builds, gradescope, tmp_path_factory):
 def keras_results(first, builds, gradescope, tmp_path_factory):
     """Assignment 3's solutions, blank and a layer without its length check, graded by otter."""
     built = builds(KERAS)
-    lines = gradescope.install(built.autograder)
+    gradescope.install(built.autograder)
     folder = tmp_path_factory.mktemp("assignment-3-class")
     solutions = nbformat.read(built.solutions, as_version=4)
     nbformat.write(solutions, folder / "solutions.ipynb")
     (folder / "blank.ipynb").write_bytes(built.student.read_bytes())
     nbformat.write(_replace(solutions, {"class SinusoidalPositions": NO_LENGTH_CHECK}), folder / "no_length_check.ipynb")
-    return dict(built=built, lines=lines, modules=gradescope.modules("keras", "tensorflow", "pe_lib"),
+    return dict(built=built, modules=gradescope.modules("keras", "tensorflow", "pe_lib"),
                 otter=gradescope.run(built.autograder, sorted(folder.glob("*.ipynb"))))
 
 
@@ -281,24 +279,27 @@ def test_each_bundle_installs_the_courses_wheel_and_the_locked_versions(builds, 
     with zipfile.ZipFile(built.autograder) as archive:
         (wheel,) = [n for n in archive.namelist() if n.startswith("files/") and n.endswith(".whl")]
         environment = archive.read("environment.yml").decode()
-    assert "python=3.11\n" in environment and bundle.PYTHON == ".".join(tasks_lock_python().split(".")[:2])
+    assert "python=3.11\n" in environment and tasks.LOCK_PYTHON.startswith(bundle.PYTHON + ".")
     assert lines[0] == f"otter-grader[grading,plugins]=={locked['otter-grader']}"
     assert lines[1].endswith(f" @ file://{bundle.GRADESCOPE_FILES}/{wheel.removeprefix('files/')}")
     expected = ["numpy", "matplotlib", *extras]
     assert lines[2:] == [f"{package}=={locked[package]}" for package in expected]
 
 
-def tasks_lock_python() -> str:
-    import tasks
-
-    return tasks.LOCK_PYTHON
-
-
-def test_the_bundle_pins_only_versions_within_the_courses_bounds(tmp_path):
+def test_the_bundle_pins_only_versions_within_the_courses_bounds():
     with pytest.raises(bundle.ClassroomError, match=r"the locked numpy==1.0 is outside the course's bounds"):
         bundle.requirements_text("w.whl", ["numpy>=1.26,<3"], {"numpy": "1.0"})
     with pytest.raises(bundle.ClassroomError, match="rich-text is not in requirements.lock"):
         bundle.requirements_text("w.whl", ["rich-text"], {})
+
+
+def test_a_master_that_sets_what_the_build_sets_is_refused(builds, tmp_path):
+    master = tmp_path / f"{ASSIGNMENT}.ipynb"
+    notebook = nbformat.read(ASSIGNMENT_MASTER, as_version=4)
+    notebook.cells[0].source += "\nrequirements: mine.txt\n"
+    nbformat.write(notebook, master)
+    with pytest.raises(bundle.ClassroomError, match=r"sets \['requirements'\]: the build sets them"):
+        bundle.prepare(master, builds.wheel or bundle.build_wheel(tmp_path / "wheel"))
 
 
 def test_the_environment_imports_the_bundles_copies_not_the_courses(first):
