@@ -55,7 +55,7 @@ needs_sandbox = pytest.mark.skipif(bool(sandbox.check()) and not os.environ.get(
 #: end (otter has no sandbox: only Gradescope's container would hold them), and
 #: two leave otter waiting for ever on a kernel that no longer answers (Gradescope's
 #: time limit would end them, with no score): ``deep_sum`` and ``patches_the_checks``
-#: (whose ``json.dumps`` and ``__import__`` are the kernel's too).
+#: (whose ``__import__`` is the kernel's too: its messaging stops).
 SAFE_ATTACKS = ("links_the_references", "leaks_hidden_files", "steals_the_probes", "huge_answer_in_a_probe",
                 "forged_huge_numbers", "unary_minus", "long_line", "reads_the_host")
 
