@@ -14,10 +14,12 @@ Assignment 1's solutions, its blank, the catalogue of honest habits
 (``test_grading_habits.py``), the typical mistakes and odd answers of
 ``test_fairness.py``, the red-team attacks of ``test_red_team.py`` that are safe
 to run outside a sandbox, and the two forgeries otter cannot stop are graded
-by both graders, otter's in one loop in one process. They agree on every
-honest notebook; where they differ, the difference and its reason are listed
-in ``DIFFERENCES`` (and stated in the Classroom chapter and on
-``grading_sandbox.md``).
+by both graders, otter's in one loop in one process. They agree on every case
+but those of ``DIFFERENCES``, each with its reason (stated in the Classroom
+chapter and on ``grading_sandbox.md``): the forgeries, the partial scores of
+typical mistakes, and three honest habits otter cannot grade in full (a
+function defined under ``%%time``, a notebook without otter's metadata, a
+hidden file name).
 """
 
 from __future__ import annotations
