@@ -8,7 +8,8 @@ by its path on Gradescope, ``/autograder/source/files/``, which here is where
 the test unpacked the bundle. conda's own part of the environment (Python,
 pip, ``jupyter_server``) is this machine's Python 3.11. ``otter run`` from that
 environment then grades Assignment 1 (installed alone first) and Assignment 3
-(whose bundle adds Keras and TensorFlow).
+(whose list holds Assignment 1's and adds Keras and TensorFlow, so that the
+environment is then its list alone too).
 
 Assignment 1's solutions, its blank, the catalogue of honest habits
 (``test_grading_habits.py``), the typical mistakes and odd answers of
@@ -286,6 +287,13 @@ def test_each_bundle_installs_the_courses_wheel_and_the_locked_versions(builds, 
     assert lines[1].endswith(f" @ file://{bundle.GRADESCOPE_FILES}/{wheel.removeprefix('files/')}")
     expected = ["numpy", "matplotlib", *extras]
     assert lines[2:] == [f"{package}=={locked[package]}" for package in expected]
+
+
+def test_assignment_3s_list_holds_assignment_1s(builds):
+    """So the shared environment, once Assignment 3's list is installed, is that list alone."""
+    without_extras = lambda lines: {re.sub(r"\[[^\]]*\]", "", line) for line in lines}  # noqa: E731
+    first, keras = (bundle.installed(builds(name).autograder) for name in (ASSIGNMENT, KERAS))
+    assert without_extras(first) < without_extras(keras)
 
 
 def test_the_bundle_pins_only_versions_within_the_courses_bounds():
