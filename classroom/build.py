@@ -4,7 +4,9 @@ Building turns each master ``assignments/<name>/<name>.ipynb`` into
 
 - ``<build>/<name>/student/<name>.ipynb``: what students get, with the
   solutions replaced by ``...`` and only the public tests;
-- ``<build>/<name>/autograder/autograder.zip``: otter's bundle, for Gradescope;
+- ``<build>/<name>/autograder/autograder.zip``: otter's bundle, for Gradescope,
+  which installs a wheel of the course's package, built with it, and the
+  locked versions of what the tests import (:mod:`classroom.bundle`);
 - ``<build>/<name>/autograder/<name>.ipynb``: the solutions, without otter's markup;
 - ``<build>/<name>/references.json``: the answers of the solutions to the
   spec's probes, which grading compares students' answers with.
@@ -26,9 +28,9 @@ from pathlib import Path
 import nbformat
 import numpy as np
 
-from classroom import execute, sandbox
+from classroom import bundle, execute, sandbox
 from classroom.answers import Raised, Unreadable, decode
-from classroom.masters import ASSIGNMENTS, BUILD, ClassroomError, load_spec, master_paths
+from classroom.masters import ASSIGNMENTS, BUILD, ClassroomError, describe, load_spec, master_paths
 from classroom.submissions import code_cells
 
 
@@ -152,11 +154,13 @@ def load_references(build: Path, name: str) -> dict:
 
 
 def build_assignment(master: Path, build: Path = BUILD, *, run_tests: bool = True,
-                     confined: bool | None = None) -> Built:
+                     confined: bool | None = None, wheel: Path | None = None) -> Built:
     """Run ``otter assign`` on ``master``, then compute the references, into ``build/<name>/``.
 
-    Only the ``student`` and ``autograder`` subfolders and ``references.json``
-    of ``build/<name>`` are replaced; nothing else there is touched.
+    The bundle installs ``wheel`` (the course's package; built here when not
+    given) and the locked versions of what the tests import. Only the
+    ``student`` and ``autograder`` subfolders and ``references.json`` of
+    ``build/<name>`` are replaced; nothing else there is touched.
     """
     master, build = Path(master), Path(build)
     name = master.stem
@@ -165,10 +169,12 @@ def build_assignment(master: Path, build: Path = BUILD, *, run_tests: bool = Tru
         source = scratch / "master" / master.name
         source.parent.mkdir()
         shutil.copyfile(master, source)
+        bundle.prepare(source, wheel or bundle.build_wheel(source.parent), describe(master).extras)
         command = [sys.executable, "-m", "otter", "assign", str(source), str(scratch / "dist")]
         if not run_tests:
             command.append("--no-run-tests")
-        done = subprocess.run(command, cwd=scratch, capture_output=True, text=True)
+        # From the master's folder: otter names the autograder files relative to it.
+        done = subprocess.run(command, cwd=source.parent, capture_output=True, text=True)
         if done.returncode:
             raise ClassroomError(f"otter assign failed on {master}:\n{done.stdout}{done.stderr}")
         dist = scratch / "dist"
@@ -225,13 +231,18 @@ def question_points(autograder: Path) -> dict[str, float]:
 
 def build_all(build: Path = BUILD, *, run_tests: bool = True, root: Path = ASSIGNMENTS,
               publish_students: bool = True, log=print) -> list[Built]:
-    """Build every master under ``root`` and (by default) publish the student notebooks."""
+    """Build every master under ``root`` and (by default) publish the student notebooks.
+
+    One wheel of the course's package goes into every bundle.
+    """
     built = []
-    for master in master_paths(root):
-        log(f"building {master.stem} ...")
-        result = build_assignment(master, build, run_tests=run_tests)
-        if publish_students:
-            publish(result, root)
-        log(f"  student notebook: {result.student}\n  references:       {result.references}")
-        built.append(result)
+    with tempfile.TemporaryDirectory(prefix="course-wheel-") as scratch:
+        wheel = bundle.build_wheel(Path(scratch))
+        for master in master_paths(root):
+            log(f"building {master.stem} ...")
+            result = build_assignment(master, build, run_tests=run_tests, wheel=wheel)
+            if publish_students:
+                publish(result, root)
+            log(f"  student notebook: {result.student}\n  references:       {result.references}")
+            built.append(result)
     return built

@@ -45,6 +45,8 @@ class AssignmentInfo:
         minutes: the time a student should plan for it.
         chapters: labels of the chapters it practises.
         points: points of each question, in order.
+        extras: extras of the course's package that its Gradescope bundle
+            installs besides the package (``("tensorflow",)``: Keras and its backend).
     """
 
     name: str
@@ -53,6 +55,7 @@ class AssignmentInfo:
     minutes: int
     chapters: tuple[str, ...]
     points: dict[str, float]
+    extras: tuple[str, ...] = ()
 
     @property
     def total(self) -> float:
@@ -72,7 +75,7 @@ def master_paths(root: Path = ASSIGNMENTS) -> list[Path]:
 
 
 def describe(master: Path) -> AssignmentInfo:
-    """Read a master's title, time and chapters (its ``classroom`` metadata) and its questions.
+    """Read a master's title, time, chapters and extras (its ``classroom`` metadata) and its questions.
 
     >>> info = describe(ASSIGNMENTS / "encoding_matrix" / "encoding_matrix.ipynb")
     >>> info.name, list(info.points)
@@ -94,6 +97,7 @@ def describe(master: Path) -> AssignmentInfo:
         minutes=int(about.get("minutes", 0)),
         chapters=tuple(about.get("chapters", ())),
         points=points,
+        extras=tuple(about.get("extras", ())),
     )
 
 

@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, settings
 
 from browser import launched_browser
 from classroom.build import build_assignment
+from classroom.bundle import build_wheel
 from classroom.masters import ASSIGNMENTS
 
 _SHARED = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow], "print_blob": True}
@@ -28,18 +29,20 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.enviro
 
 
 class Builds:
-    """Build an assignment the first time a test asks for it, into one folder."""
+    """Build an assignment the first time a test asks for it, into one folder (one wheel for all)."""
 
     def __init__(self, folder):
         self.folder = folder
         self.done = {}
+        self.wheel = None
         self.lock = threading.Lock()
 
     def __call__(self, name: str):
         with self.lock:
             if name not in self.done:
                 master = ASSIGNMENTS / name / f"{name}.ipynb"
-                self.done[name] = build_assignment(master, self.folder, run_tests=False)
+                self.wheel = self.wheel or build_wheel(self.folder / "wheel")
+                self.done[name] = build_assignment(master, self.folder, run_tests=False, wheel=self.wheel)
             return self.done[name]
 
 
