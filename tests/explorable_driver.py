@@ -252,7 +252,7 @@ def check_mean_curve_and_marker(drawing: dict) -> list[str]:
     if not _near(curve.get(round(offset), math.inf), expected, 2e-3):
         problems.append(f"offset {offset:g}, depth {depth:g}: the curve shown is not depth {depth:g}'s")
     value = f"{expected:.4f}"
-    if label.replace("−", "-") != f"k = {offset:g}: {value}":
+    if label.replace("−", "-") != f"Δ = {offset:g}: {value}":
         problems.append(f"offset {offset:g}, depth {depth:g}: label {label!r}, pe_lib {value}")
     if drawing["status"].replace("−", "-") != f"Offset {offset:g}, depth {depth:g}: dot product ÷ (D/2) = {value}.":
         problems.append(f"the live region says {drawing['status']!r}, pe_lib {value}")

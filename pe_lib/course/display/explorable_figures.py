@@ -4,8 +4,8 @@ Each function computes its figure's data with :mod:`pe_lib` for every setting
 of its sliders and returns an :class:`~pe_lib.course.display.explorable.Explorable`,
 shown in the book with native range inputs over a matplotlib drawing.
 
-- :func:`dot_product_by_pair`: :math:`PE(p) \cdot PE(p + k) / (D/2)` against
-  the offset :math:`k`, and above it the term :math:`\cos k\omega_i` each pair
+- :func:`dot_product_by_pair`: :math:`PE(p) \cdot PE(p + \Delta) / (D/2)` against
+  the offset :math:`\Delta`, and above it the term :math:`\cos \Delta\omega_i` each pair
   adds, whose mean it is; sliders for the offset and the depth.
 - :func:`context_extension_rates`: for each context-extension method of
   :mod:`pe_lib.rope_scaling`, how far each pair turns over the stretched
@@ -38,15 +38,15 @@ from pe_lib.similarity import offset_similarity
 
 def dot_product_by_pair(offsets=range(101), depths=(4, 8, 16, 32), *, base: float = 10000.0,
                         offset: int | None = None, depth: int | None = None) -> Explorable:
-    r"""The dot product of two encodings :math:`k` apart, and what each pair adds to it.
+    r"""The dot product of two encodings :math:`\Delta` apart, and what each pair adds to it.
 
-    Moving from position :math:`p` to :math:`p + k` turns pair :math:`i` by the
-    angle :math:`k\omega_i`, and the pair adds :math:`\cos k\omega_i` to the dot
-    product, so :math:`PE(p) \cdot PE(p + k) / (D/2)` is the mean of these
+    Moving from position :math:`p` to :math:`p + \Delta` turns pair :math:`i` by the
+    angle :math:`\Delta\omega_i`, and the pair adds :math:`\cos \Delta\omega_i` to the dot
+    product, so :math:`PE(p) \cdot PE(p + \Delta) / (D/2)` is the mean of these
     :math:`D/2` cosines. The top panel draws them against the pair's place
     :math:`2i/D` (fast pairs on the left), with their mean as a line; the bottom
     panel the mean against the offset (from
-    :func:`pe_lib.similarity.offset_similarity`), a marker at :math:`k`. The
+    :func:`pe_lib.similarity.offset_similarity`), a marker at :math:`\Delta`. The
     offset slider shows the fast pairs' terms swinging while the slow ones stay
     near 1; the depth slider how many pairs share the mean.
 
@@ -84,12 +84,12 @@ def dot_product_by_pair(offsets=range(101), depths=(4, 8, 16, 32), *, base: floa
     def said(j: int, k: int) -> str:
         return _minus(f"{curves[j][k]:.4f}")
 
-    sliders = (Slider("offset", "k", tuple(offsets), active_offset), Slider("depth", "D", tuple(depths), active_depth))
+    sliders = (Slider("offset", "Δ", tuple(offsets), active_offset), Slider("depth", "D", tuple(depths), active_depth))
     parts = [
         Part("summary", "text", (0, 1), [[f"Offset {offsets[k]}, depth {d}: dot product ÷ (D/2) = {said(j, k)}."
                                           for j, d in enumerate(depths)] for k in range(len(offsets))]),
         Part("title", "text", (1,), [f"depth D = {d}: {d // 2} pairs" for d in depths]),
-        Part("value", "text", (0, 1), [[f"k = {offsets[k]}: {said(j, k)}" for j in range(len(depths))]
+        Part("value", "text", (0, 1), [[f"Δ = {offsets[k]}: {said(j, k)}" for j in range(len(depths))]
                                        for k in range(len(offsets))]),
         Part("marker", "xy", (0, 1), [[[[offsets[k], curves[j][k]]] for j in range(len(depths))]
                                       for k in range(len(offsets))]),
@@ -109,31 +109,32 @@ def dot_product_by_pair(offsets=range(101), depths=(4, 8, 16, 32), *, base: floa
         fig, (top, bottom) = book_figure(2, panel_height=2.9)
         for c in range(len(depths)):
             top.plot(places[c], terms[c][k], "o", color=COLOURS[0], markersize=5, gid=f"part-pairs-{c}",
-                     label="cos kωᵢ, one per pair" if c == j else None)
+                     label="cos Δωᵢ, one per pair" if c == j else None)
         top.plot([0, 1], [curves[j][k]] * 2, color=COLOURS[1], linewidth=2, gid="part-mean",
                  label="their mean")
         top.set_xlim(-0.03, 1.03)
         top.set_ylim(-1.15, 1.15)
         top.set_xticks([0, 0.25, 0.5, 0.75, 1], ["0", "¼", "½", "¾", "1"])
         top.set_xlabel("pair's place 2i/D (fast → slow)")
-        top.set_ylabel("cos kωᵢ")
+        top.set_ylabel("cos Δωᵢ")
         top.set_title(f"depth D = {depths[j]}: {depths[j] // 2} pairs", gid="part-title")
         top.legend(loc="lower right", fontsize=11)
         for c, curve in enumerate(curves):
             bottom.plot(offsets, curve, color=COLOURS[0], linewidth=1.5, gid=f"part-curve-{c}")
         bottom.plot([offsets[k]], [curves[j][k]], "o", color=COLOURS[1], markersize=8, gid="part-marker")
-        bottom.text(0.98, 0.97, f"k = {offsets[k]}: {said(j, k)}", transform=bottom.transAxes, ha="right",
+        bottom.text(0.98, 0.97, f"Δ = {offsets[k]}: {said(j, k)}", transform=bottom.transAxes, ha="right",
                     va="top", color=COLOURS[1], gid="part-value")
-        bottom.set_xlabel("offset k")
-        bottom.set_ylabel("PE(p)·PE(p+k) ÷ (D/2)")
+        bottom.set_xlabel("offset Δ")
+        bottom.set_ylabel("PE(p)·PE(p+Δ) ÷ (D/2)")
         bottom.set_xlim(min(offsets) - 1, max(offsets) + 1)
         bottom.set_ylim(min(lowest, 0.0) - 0.1, 1.15)
         return fig
 
     return Explorable("explorable-dot-product", (
-        "Top: the cosine of the angle k omega_i by which the offset k turns each sine-cosine pair, fast pairs "
-        "on the left, and their mean as a line. Bottom: that mean, the dot product of two encodings k apart "
-        "divided by D/2, against k, with a marker at k; sliders set k and the depth D."
+        "Top: the cosine of the angle Delta omega_i by which the offset Delta turns each sine-cosine pair, "
+        "fast pairs on the left, and their mean as a line. Bottom: that mean, the dot product of two "
+        "encodings Delta apart divided by D/2, against Delta, with a marker at Delta; sliders set Delta and "
+        "the depth D."
     ), sliders, tuple(parts), {"figure": "dot_product_by_pair", "base": base}, draw)
 
 
