@@ -88,7 +88,9 @@ _FOCUS_BEFORE = """([name, index]) => {
   const tabbable = Array.from(document.querySelectorAll(
     'a[href], button, input, select, textarea, summary, [tabindex]:not([tabindex="-1"])'))
     .filter(e => !e.disabled && e.tabIndex >= 0 && e.getClientRects().length > 0
-                 && getComputedStyle(e).visibility !== 'hidden');
+                 && getComputedStyle(e).visibility !== 'hidden'
+                 // inside a folded cell (a closed <details>) an element keeps its box but takes no focus
+                 && e.checkVisibility());
   const at = tabbable.indexOf(input);
   if (at < 1) return false;
   tabbable[at - 1].focus();

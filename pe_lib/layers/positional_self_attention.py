@@ -253,7 +253,8 @@ class PositionalSelfAttention(keras.layers.Layer):
         term to every score. ``_mask`` then hides the keys that a query
         may not see. A ``cache`` (:meth:`decode`) puts earlier keys first.
         """
-        return self._scores(inputs, self._place(inputs, position_ids, attention_mask, cache, block_ids), cache)
+        where = self._place(inputs, position_ids, attention_mask, cache, block_ids)
+        return self._scores(inputs, where, cache)
 
     def _scores(self, inputs, where, cache):
         """:meth:`scores` for a block placed by :meth:`_place`."""
