@@ -213,12 +213,13 @@ _SHOW_CPU_PATHS = (
 )
 
 
-#: The end-to-end tests: the built book in a browser, the PDF, the lab, and the
-#: grading sandbox's runs. ``test --quick`` and ``test --lowest`` leave them out.
+#: The end-to-end tests: the built book in a browser, the PDF, the lab, the
+#: grading sandbox's runs and otter's Gradescope bundles. ``test --quick`` and ``test --lowest`` leave them out.
 SLOW_TESTS = ("tests/test_book.py", "tests/test_pdf.py", "tests/test_lab.py",
               "tests/test_assignments.py", "tests/test_fairness.py", "tests/test_red_team.py",
               "tests/test_grading_as_a_user.py", "tests/test_grading_folders.py",
-              "tests/test_grading_parts.py", "tests/test_grading_habits.py", "tests/test_grading_reruns.py")
+              "tests/test_grading_parts.py", "tests/test_grading_habits.py", "tests/test_grading_reruns.py",
+              "tests/test_gradescope_bundle.py")
 #: The tests and doctests that train the course's small models (a few seconds to a
 #: minute each). ``test --quick`` leaves them out; ``test --lowest`` runs them.
 TRAINING_TESTS = ("tests/test_real_text.py", "tests/test_order_classifier.py", "tests/test_seq2seq.py",
