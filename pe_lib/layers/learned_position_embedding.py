@@ -70,9 +70,10 @@ class LearnedPositionEmbedding(keras.layers.Layer):
         start = require_int("start", start, minimum=0)
         if positions is not None:
             if start:
-                raise ValueError(f"{type(self).__name__}: give start or positions, not both "
-                                 f"(got start={start})")
-            positions = check_positions(type(self).__name__, positions, ops.shape(inputs)[-2], self.max_length)
+                raise ValueError(f"{type(self).__name__}: give start or "
+                                 f"positions, not both (got start={start})")
+            positions = check_positions(type(self).__name__, positions,
+                                        ops.shape(inputs)[-2], self.max_length)
             return inputs + ops.cast(ops.take(self.table, positions, axis=0), inputs.dtype)
         steps = check_steps(type(self).__name__, ops.shape(inputs)[-2],
                             self.max_length)

@@ -143,9 +143,10 @@ class PositionalEncoding(keras.layers.Layer):
     def _rows(self, inputs, start, positions):
         """The rows of ``positions`` ``(steps,)`` or ``(batch, steps)``, ``(..., steps, depth)``."""
         if not (isinstance(start, int) and start == 0):
-            raise ValueError(f"{type(self).__name__}: give start or positions, not both "
-                             f"(got start={start!r})")
-        positions = check_positions(type(self).__name__, positions, ops.shape(inputs)[-2], self.max_length)
+            raise ValueError(f"{type(self).__name__}: give start or "
+                             f"positions, not both (got start={start!r})")
+        positions = check_positions(type(self).__name__, positions,
+                                    ops.shape(inputs)[-2], self.max_length)
         return ops.take(self._table, positions, axis=0)
 
     def compute_output_shape(self, input_shape):
