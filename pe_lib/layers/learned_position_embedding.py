@@ -74,7 +74,8 @@ class LearnedPositionEmbedding(keras.layers.Layer):
                                  f"positions, not both (got start={start})")
             positions = check_positions(type(self).__name__, positions,
                                         ops.shape(inputs)[-2], self.max_length)
-            return inputs + ops.cast(ops.take(self.table, positions, axis=0), inputs.dtype)
+            rows = ops.take(self.table, positions, axis=0)
+            return inputs + ops.cast(rows, inputs.dtype)
         steps = check_steps(type(self).__name__, ops.shape(inputs)[-2],
                             self.max_length)
         if start:  # cached decoding: rows start, start + 1, ...
