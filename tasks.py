@@ -214,7 +214,8 @@ _SHOW_CPU_PATHS = (
 
 
 #: The end-to-end tests: the built book in a browser, the PDF, the lab, the
-#: grading sandbox's runs and otter's Gradescope bundles. ``test --quick`` and ``test --lowest`` leave them out.
+#: grading sandbox's runs and otter's Gradescope bundles. ``test --quick`` and
+#: ``test --lowest`` leave them out.
 SLOW_TESTS = ("tests/test_book.py", "tests/test_pdf.py", "tests/test_lab.py",
               "tests/test_assignments.py", "tests/test_fairness.py", "tests/test_red_team.py",
               "tests/test_grading_as_a_user.py", "tests/test_grading_folders.py",
