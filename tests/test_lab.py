@@ -180,7 +180,17 @@ _FINDINGS = {}
 
 
 def _check_chapter(page, chapter):
-    _FINDINGS[chapter] = page.evaluate("""() => {
+    # A busy machine may still be decoding the new outputs' images: read again, for up to
+    # 30 s, until every caption has its figure above it.
+    deadline = time.monotonic() + 30
+    while True:
+        _FINDINGS[chapter] = page.evaluate(_READ_CHAPTER)
+        if not _FINDINGS[chapter]["uncaptioned"] or time.monotonic() > deadline:
+            return
+        page.wait_for_timeout(500)
+
+
+_READ_CHAPTER = """() => {
         const panel = window.jupyterapp.shell.currentWidget.node;
         // Solutions are folded (dropdowns), as on the page: open them to read their numbers.
         // (Not the boxes of unknown directives, which fold their source away: see
@@ -226,7 +236,7 @@ def _check_chapter(page, chapter):
             uncaptioned: uncaptioned,
             figure_references: references,
         };
-    }""")
+    }"""
 
 
 @pytest.mark.parametrize("chapter", OPENED)
