@@ -2,10 +2,12 @@
 
 Gradescope installs a bundle's environment from the ``pip`` list of its
 ``environment.yml`` and nothing else. So does this test: a fresh virtual
-environment (``python -m venv``) gets that list (``pip install -r``; pip's
-cache makes a second run fast), with one change: the course's wheel is named
-by its path on Gradescope, ``/autograder/source/files/``, which here is where
-the test unpacked the bundle. conda's own part of the environment (Python,
+environment gets that list, with one change: the course's wheel is named by
+its path on Gradescope, ``/autograder/source/files/``, which here is where the
+test unpacked the bundle. uv installs the list (pinned, the rest resolved to
+the newest versions allowed, as pip does) and links the files from its cache,
+where pip would download TensorFlow again (the environment has a fresh home)
+and copy every file. conda's own part of the environment (Python,
 pip, ``jupyter_server``) is this machine's Python 3.11. ``otter run`` from that
 environment then grades Assignment 1 (installed alone first) and Assignment 3
 (whose list holds Assignment 1's and adds Keras and TensorFlow, so that the
@@ -26,6 +28,7 @@ hidden file name).
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import os
 import re
@@ -173,6 +176,16 @@ open(out, 'w').write(json.dumps(results))
 """
 
 
+#: uv, from the course's environment.
+UV = str(Path(sys.executable).parent / "uv")
+
+
+@functools.cache
+def uv_cache() -> str:
+    """The tester's uv cache, which outlives the test."""
+    return subprocess.run([UV, "cache", "dir"], capture_output=True, text=True, check=True).stdout.strip()
+
+
 class Gradescope:
     """A fresh virtual environment that installs bundles' pip lists and runs ``otter run`` in it."""
 
@@ -181,7 +194,15 @@ class Gradescope:
         self.python = folder / "venv" / "bin" / "python"
         self.home = folder / "home"
         self.home.mkdir()
-        subprocess.run([sys.executable, "-m", "venv", str(folder / "venv")], check=True)
+        subprocess.run([UV, "venv", "--quiet", "--python", sys.executable, str(folder / "venv")],
+                       check=True, env=self.uv_env())
+
+    def uv_env(self) -> dict[str, str]:
+        """The plain environment, with the tester's uv cache and certificates (uv's, not the bundle's)."""
+        passed = {name: os.environ[name] for name in ("SSL_CERT_FILE", "SSL_CERT_DIR", "UV_INDEX_URL",
+                                                      "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY")
+                  if name in os.environ}
+        return {**self.env(), **passed, "UV_CACHE_DIR": uv_cache()}
 
     def env(self) -> dict[str, str]:
         """A plain environment: no PYTHONPATH (the course's folder), no Keras setting, a fresh home."""
@@ -197,8 +218,8 @@ class Gradescope:
                  for line in bundle.installed(autograder)]
         requirements = source / "pip-requirements.txt"
         requirements.write_text("\n".join(lines) + "\n")
-        done = subprocess.run([str(self.python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                               "-r", str(requirements)], capture_output=True, text=True, env=self.env())
+        done = subprocess.run([UV, "pip", "install", "--quiet", "--python", str(self.python), "-r", str(requirements)],
+                              capture_output=True, text=True, env=self.uv_env())
         assert done.returncode == 0, done.stdout + done.stderr
         return lines
 
