@@ -270,8 +270,8 @@ def _look_alikes(found: list[Submission]) -> list[Submission]:
             student = submission.student
             if len(members) > 1:
                 others = len(members) - 1
-                flags.append(f"its name looks like {others} other entr{'y' if others == 1 else 'ies'}'s: "
-                             f"it is {ascii(submission.student)}")
+                whose = "entry's" if others == 1 else "entries'"
+                flags.append(f"its name looks like {others} other {whose}: it is {ascii(submission.student)}")
                 if place > 0:
                     student = numbered(submission.student, taken)
             if flags != list(submission.flags):
