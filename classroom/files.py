@@ -49,7 +49,7 @@ def _read(path: Path, limit: int, result: dict) -> None:
         if os.path.islink(path):
             result["error"] = "is a symbolic link, not a regular file"
         else:
-            result["error"] = f"cannot be opened ({os.strerror(error.errno or 0)})"
+            result["error"] = f"cannot be opened ({error.strerror})"
         return
     try:
         info = os.fstat(descriptor)
@@ -71,7 +71,7 @@ def _read(path: Path, limit: int, result: dict) -> None:
             return
         result["data"] = b"".join(chunks)
     except OSError as error:
-        result["error"] = f"cannot be read ({os.strerror(error.errno or 0)})"
+        result["error"] = f"cannot be read ({error.strerror})"
     finally:
         os.close(descriptor)
 

@@ -76,12 +76,12 @@ def _sources(notebook) -> list[str]:
     cells = notebook.get("cells")
     if cells is None:  # nbformat 3
         sheets = notebook.get("worksheets")
-        cells = sheets[0].get("cells", []) if isinstance(sheets, list) and sheets and isinstance(sheets[0], dict) else []
+        cells = sheets[0].get("cells") if isinstance(sheets, list) and sheets and isinstance(sheets[0], dict) else []
     sources = []
     for cell in cells if isinstance(cells, list) else []:
         if not (isinstance(cell, dict) and cell.get("cell_type") == "code"):
             continue
-        source = cell.get("source", cell.get("input", ""))
+        source = cell.get("source", cell.get("input"))
         if isinstance(source, list):
             source = "".join(part for part in source[:CELL_LIMIT] if isinstance(part, str))
         if isinstance(source, str) and len(source) <= CELL_LIMIT:
@@ -150,8 +150,8 @@ def class_assignment(looks: dict[str, Look], teacher: str | None, catalog: dict[
     if folder in catalog:
         return folder
     counts: dict[str, int] = {}
-    for seen in looks.values():
-        name = (seen.named if seen.named in catalog else by_code(seen.defined, catalog)) if seen.readable else None
+    for seen in looks.values():  # an unreadable look names and defines nothing: it counts for none
+        name = seen.named if seen.named in catalog else by_code(seen.defined, catalog)
         if name is not None:
             counts[name] = counts.get(name, 0) + 1
     best = max(counts, key=counts.get, default=None)

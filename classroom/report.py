@@ -69,7 +69,7 @@ def neutral(text: object) -> str:
     return text
 
 
-def columns(questions: list[str], feedback: bool = False) -> list[str]:
+def columns(questions: list[str], feedback: bool) -> list[str]:
     """The CSV's header: student, assignment, the questions, totals, flags, reason (and feedback)."""
     return LEADING + list(questions) + TRAILING + (["feedback"] if feedback else [])
 
@@ -78,7 +78,7 @@ def csv_text(rows: list[dict], questions: list[str], feedback: bool = False) -> 
     """The rows as CSV text, with a header; every text cell is neutralised."""
     handle = io.StringIO()
     names = columns(questions, feedback)
-    writer = csv.DictWriter(handle, fieldnames=names, lineterminator="\n", extrasaction="ignore")
+    writer = csv.DictWriter(handle, fieldnames=names, lineterminator="\n")
     writer.writeheader()
     for row in rows:
         writer.writerow({name: neutral(row.get(name, "")) for name in names})
@@ -160,8 +160,8 @@ def writable(path: Path, *, folder: bool) -> str:
         return f"{path} is not a folder"
     if not folder and path.is_dir():
         return f"{path} is a folder"
-    above = next((parent for parent in [where, *where.parents] if parent.exists()), None)
-    if above is not None and not above.is_dir():
+    above = next(parent for parent in [where, *where.parents] if parent.exists())  # "/" or "." at least
+    if not above.is_dir():
         return f"{above} is not a folder"
     try:
         where.mkdir(parents=True, exist_ok=True)

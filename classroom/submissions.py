@@ -93,7 +93,7 @@ def skeleton(name: str) -> str:
     for char in unicodedata.normalize("NFKC", name):
         described = unicodedata.name(char, "")
         prefix, _, letter = described.rpartition(" LETTER ")
-        letters.append(_LOOKALIKES.get(prefix + " LETTER", {}).get(letter, char) if prefix else char)
+        letters.append(_LOOKALIKES.get(prefix + " LETTER", {}).get(letter, char))
     return "".join(letters)
 
 
@@ -188,7 +188,7 @@ def _entry(entry: os.DirEntry) -> Submission:
         return Submission(student, None, f"not a notebook: the folder holds {len(notebooks) + len(others)} "
                                          f"notebooks, not one{extra}")
     if entry.is_file(follow_symlinks=False):
-        return Submission(student if entry.name.endswith(".ipynb") else name, Path(entry.path))
+        return Submission(student, Path(entry.path))
     mode = entry.stat(follow_symlinks=False).st_mode
     return Submission(student, None, f"not graded: {name} is {files.kind(mode)}, not a regular file")
 
@@ -270,8 +270,8 @@ def _look_alikes(found: list[Submission]) -> list[Submission]:
             student = submission.student
             if len(members) > 1:
                 others = len(members) - 1
-                flags.append(f"its name looks like {others} other entr{'y' if others == 1 else 'ies'}'s: "
-                             f"it is {ascii(submission.student)}")
+                whose = "entry's" if others == 1 else "entries'"
+                flags.append(f"its name looks like {others} other {whose}: it is {ascii(submission.student)}")
                 if place > 0:
                     student = numbered(submission.student, taken)
             if flags != list(submission.flags):
@@ -365,14 +365,15 @@ def _cells_only(data: dict) -> nbformat.NotebookNode:
 
 
 def _drop_outputs(data: dict) -> None:
-    """Empty the outputs and attachments of every cell of a parsed notebook (nbformat 4 or 3)."""
+    """Empty the outputs and attachments of every cell in a parsed notebook's worksheets (nbformat 2 and 3).
+
+    Notebooks of nbformat 4 are read by :func:`_cells_only`, and nbformat
+    rebuilds the cells of version 1 without their outputs.
+    """
     sheets = data.get("worksheets")
-    cells = data.get("cells")
-    groups = [cells] if isinstance(cells, list) else []
-    if isinstance(sheets, list):
-        groups += [sheet.get("cells") for sheet in sheets if isinstance(sheet, dict)]
-    for group in groups:
-        for cell in group if isinstance(group, list) else []:
+    for sheet in sheets if isinstance(sheets, list) else []:
+        cells = sheet.get("cells") if isinstance(sheet, dict) else None
+        for cell in cells if isinstance(cells, list) else []:
             if isinstance(cell, dict):
                 if "outputs" in cell:
                     cell["outputs"] = []
@@ -381,7 +382,7 @@ def _drop_outputs(data: dict) -> None:
 
 def assignment_name(notebook: nbformat.NotebookNode) -> str | None:
     """The assignment a student notebook belongs to, as ``otter assign`` recorded it."""
-    otter = notebook.metadata.get("otter", {})
+    otter = notebook.metadata.get("otter")
     name = otter.get("assignment_name") if isinstance(otter, dict) else None
     return clean(name, 60) if isinstance(name, str) and name else None
 

@@ -15,7 +15,9 @@ import hashlib
 import io
 import json
 import os
+import re
 import stat
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -36,8 +38,6 @@ def test_the_key_changes_with_every_part_and_its_order():
         keys.add(progress.key(changed))
     keys.add(progress.key(list(reversed(parts))))
     assert len(keys) == 7 and progress.key(parts) == hashlib.sha256(json.dumps(parts).encode()).hexdigest()
-    from pathlib import Path
-
     assert progress.key([Path("/a/b.ipynb"), {"b": 1, "a": 2}]) == progress.key(["/a/b.ipynb", {"a": 2, "b": 1}])
 
 
@@ -466,3 +466,419 @@ def test_a_notebook_that_does_not_say_its_format_is_read_as_nbformat_4(tmp_path)
     (tmp_path / "a.ipynb").write_text('{"cells": [{"cell_type": "code", "source": "x = 1"}]}')
     notebook, problem, _ = submissions.read_notebook(tmp_path / "a.ipynb")
     assert problem == "" and notebook.cells[0].source == "x = 1"
+
+
+# ---------------------------------------------------------------- encodings, temporaries, caps and reasons
+
+
+@pytest.fixture
+def ascii_locale():
+    """A teacher's shell whose locale is C: Python's default encoding for files is then ASCII."""
+    import locale
+
+    before = locale.setlocale(locale.LC_CTYPE)
+    locale.setlocale(locale.LC_CTYPE, "C")
+    try:
+        if locale.getpreferredencoding(False).lower().replace("-", "") == "utf8":
+            pytest.skip("Python runs in UTF-8 mode here: the locale cannot change the encoding")
+        yield
+    finally:
+        locale.setlocale(locale.LC_CTYPE, before)
+
+
+def test_the_csv_and_the_notes_are_utf_8_whatever_the_locale(tmp_path, ascii_locale):
+    path = tmp_path / "scores.csv"
+    report.write_csv(path, [{"student": "Zoë", "total": "1"}], [])
+    assert path.read_bytes() == "student,assignment,total,possible,flags,reason\nZoë,,1,,,\n".encode()
+    assert [row["student"] for row in report.read_scores(path)] == ["Zoë"]
+    note = report.write_feedback(tmp_path / "notes", "zoe.txt", "Zoë: 1 of 2\n")
+    assert note.read_bytes() == "Zoë: 1 of 2\n".encode()
+    stamp = note.stat().st_mtime_ns - 10**9
+    os.utime(note, ns=(stamp, stamp))
+    report.write_feedback(tmp_path / "notes", "zoe.txt", "Zoë: 1 of 2\n")
+    assert note.stat().st_mtime_ns == stamp  # read back as UTF-8: the same note, not written again
+
+
+def test_a_changed_note_is_written_again_and_missing_folders_are_made(tmp_path):
+    folder = tmp_path / "out" / "feedback"
+    report.write_feedback(folder, "ada.txt", "first\n")
+    assert report.write_feedback(folder, "ada.txt", "second\n").read_text() == "second\n"
+    report.write_csv(tmp_path / "a" / "b" / "scores.csv", [{"student": "ada", "feedback": "ada.txt"}], ["q1"],
+                     feedback=True)
+    rows = list(csv.DictReader(io.StringIO((tmp_path / "a" / "b" / "scores.csv").read_text())))
+    assert rows == [{"student": "ada", "assignment": "", "q1": "", "total": "", "possible": "", "flags": "",
+                     "reason": "", "feedback": "ada.txt"}]
+    assert report.csv_text([{"student": "ada", "feedback": "ada.txt"}], []).splitlines() == [
+        "student,assignment,total,possible,flags,reason", "ada,,,,,"]  # no feedback column unless asked
+
+
+def test_the_temporary_is_hidden_beside_the_file_and_says_it_is_partial(tmp_path, monkeypatch):
+    moved = []
+    real = os.replace
+
+    def replace(source, target):
+        moved.append((str(source), str(target)))
+        real(source, target)
+    monkeypatch.setattr(report.os, "replace", replace)
+    report.write_whole(tmp_path / "scores.csv", "x")
+    (source, target), = moved
+    assert target == str(tmp_path / "scores.csv") and os.path.dirname(source) == str(tmp_path)
+    name = os.path.basename(source)
+    assert name.startswith(".scores.csv.") and name.endswith(".partial") and len(name) > len(".scores.csv..partial")
+    moved.clear()
+    progress.Record(tmp_path / ".scores.csv.progress", [])
+    assert moved == [(str(tmp_path / ".scores.csv.progress.partial"), str(tmp_path / ".scores.csv.progress"))]
+
+
+def test_the_umask_is_read_without_being_changed(tmp_path, monkeypatch):
+    before = os.umask(0o027)
+    try:
+        def refuse(mask):
+            raise AssertionError("the umask was changed, which other threads would see")
+        with monkeypatch.context() as patch:
+            patch.setattr(report.os, "umask", refuse)
+            assert report.umask() == 0o027
+
+        def no_proc(*args, **kwargs):
+            raise OSError(2, "No such file or directory")
+        with monkeypatch.context() as patch:  # where /proc cannot be read: set and put back
+            patch.setattr(report, "open", no_proc, raising=False)
+            assert report.umask() == 0o027
+        assert os.umask(0o027) == 0o027
+    finally:
+        os.umask(before)
+
+
+def test_writable_makes_what_is_missing_and_accepts_what_is_there(tmp_path):
+    assert report.writable(tmp_path / "a" / "b" / "x.csv", folder=False) == ""
+    assert os.listdir(tmp_path / "a" / "b") == []  # the folder made, and nothing in it
+    assert report.writable(tmp_path / "c" / "d", folder=True) == "" and (tmp_path / "c" / "d").is_dir()
+    (tmp_path / "old.csv").write_text("x")
+    assert report.writable(tmp_path / "old.csv", folder=False) == ""
+    assert report.writable(tmp_path / "a", folder=True) == ""
+    assert (tmp_path / "old.csv").read_text() == "x" and sorted(os.listdir(tmp_path)) == ["a", "c", "old.csv"]
+
+
+def test_writable_tries_the_folder_itself(tmp_path, monkeypatch):
+    # /proc takes no new files, not even root's: the check must try there, not elsewhere.
+    assert report.writable(Path("/proc/scores.csv"), folder=False) == \
+        "/proc cannot be written (No such file or directory)"
+    (tmp_path / "scores.csv").write_text("x")
+    monkeypatch.setattr(report.os, "access", lambda path, mode: mode != os.W_OK)  # a file this user cannot write
+    assert report.writable(tmp_path / "scores.csv", folder=False) == \
+        f"{tmp_path / 'scores.csv'} cannot be replaced (permission denied)"
+    assert report.writable(tmp_path, folder=True) == ""  # a folder is judged by the file made in it
+
+
+def test_feedback_names_are_cut_whole_characters_and_never_hidden():
+    assert report.feedback_names(["\u3042" * 30]) == {"\u3042" * 30: "\u3042" * 26 + ".txt"}  # 3 bytes each: 78
+    assert report.feedback_names([".ada", "bo.", "REX", "Xena", "...", "a" * 79 + ".b"]) == {
+        ".ada": "ada.txt", "bo.": "bo.txt", "REX": "REX.txt", "Xena": "Xena.txt", "...": "student.txt",
+        "a" * 79 + ".b": "a" * 79 + ".txt"}
+
+
+def test_a_numbered_name_that_is_another_students_plain_one_is_told_apart():
+    # "ann" is numbered "ann-2" beside "Ann", and a student is called "ann-2": "ann" gets a digest instead.
+    assert report.feedback_names(["ann", "Ann", "ann-2"]) == {
+        "ann": "ann-2-49915e.txt", "Ann": "Ann.txt", "ann-2": "ann-2.txt"}
+
+
+def test_the_grader_digest_covers_each_file_of_the_grader_and_nothing_else(monkeypatch):
+    folder = os.path.dirname(os.path.abspath(progress.__file__))
+    asked = []
+    monkeypatch.setattr(progress, "file_digest", lambda path: asked.append(Path(path).resolve()) or path.name)
+    first = progress.grader_digest()
+    assert sorted(asked) == sorted(Path(folder, name).resolve() for name in os.listdir(folder)
+                                   if name.endswith(".py"))
+    assert Path(folder, "report.py").resolve() in asked and len(first) == 64
+    monkeypatch.setattr(progress, "file_digest", lambda path: "changed" if path.name == "report.py" else path.name)
+    assert progress.grader_digest() != first
+
+
+def test_a_record_that_fails_says_why_in_words(tmp_path, monkeypatch):
+    def full(*args):
+        raise OSError(28, "No space left on device")
+    with monkeypatch.context() as patch:
+        patch.setattr(progress.os, "replace", lambda *args: (_ for _ in ()).throw(OSError("the share went away")))
+        assert progress.Record(tmp_path / ".r.progress", []).problem == "the share went away"
+    record = progress.Record(tmp_path / ".r.progress", [])
+    with monkeypatch.context() as patch:
+        patch.setattr(progress.os, "fsync", full)
+        record.add({"key": "a", "row": {}})
+    assert record.problem == "No space left on device"
+    record.add({"key": "b", "row": {}})  # nothing more is tried once writing failed
+    assert list(progress.load(tmp_path / ".r.progress")) == ["a"]
+    other = progress.Record(tmp_path / ".s.progress", [])
+    with monkeypatch.context() as patch:
+        patch.setattr(progress.os, "fsync", lambda *args: (_ for _ in ()).throw(OSError("gone")))
+        other.add({"key": "a", "row": {}})
+    assert other.problem == "gone"
+
+
+def test_a_fifo_is_refused_at_once_and_a_long_file_is_read_whole(tmp_path):
+    os.mkfifo(tmp_path / "pipe")
+    with pytest.raises(files.NotReadable, match="^is a FIFO, not a regular file$"):
+        files.read(tmp_path / "pipe", limit=10, seconds=5)  # opened without waiting for a writer
+    data = bytes(range(256)) * 4097  # more than one read's worth
+    (tmp_path / "long").write_bytes(data)
+    assert files.read(tmp_path / "long", limit=len(data), seconds=5) == data
+
+
+def test_a_read_never_takes_more_than_one_byte_past_its_limit_and_closes_the_file(tmp_path, monkeypatch):
+    (tmp_path / "big").write_bytes(b"y" * (3 << 20))
+    real_fstat, real_read, taken = os.fstat, os.read, []
+
+    def small(descriptor):  # a file that grows after it was opened
+        info = real_fstat(descriptor)
+        return os.stat_result((info.st_mode, *info[1:6], 0, *info[7:]))
+
+    def read(descriptor, count):
+        chunk = real_read(descriptor, count)
+        taken.append(len(chunk))
+        return chunk
+    opened = len(os.listdir("/proc/self/fd"))
+    with monkeypatch.context() as patch:
+        patch.setattr(files.os, "fstat", small)
+        patch.setattr(files.os, "read", read)
+        with pytest.raises(files.NotReadable, match="^is larger than 2 MiB$"):
+            files.read(tmp_path / "big", limit=2 << 20, seconds=5)
+    assert sum(taken) == (2 << 20) + 1
+    for _ in range(3):
+        files.read(tmp_path / "big", limit=4 << 20, seconds=5)
+    assert len(os.listdir("/proc/self/fd")) == opened
+
+
+def test_a_failed_read_says_so_in_words(tmp_path, monkeypatch):
+    (tmp_path / "a").write_bytes(b"x")
+
+    def broken(descriptor, count):
+        raise OSError(5, "Input/output error")
+    monkeypatch.setattr(files.os, "read", broken)
+    with pytest.raises(files.NotReadable, match=r"^cannot be read \(Input/output error\)$"):
+        files.read(tmp_path / "a", limit=10, seconds=5)
+
+
+def test_a_read_that_hangs_is_given_up_and_left_behind(tmp_path, monkeypatch):
+    import threading
+    import time
+
+    def hung(path, limit, result):  # a network share that answers late
+        time.sleep(1.5)
+        result["data"] = b"{}"
+    monkeypatch.setattr(files, "_read", hung)
+    (tmp_path / "a.ipynb").write_text("{}")
+    before = set(threading.enumerate())
+    with pytest.raises(files.NotReadable, match=r"^could not be read within 0.05 s$"):
+        files.read(tmp_path / "a.ipynb", limit=10, seconds=0.05)
+    left = [thread for thread in threading.enumerate() if thread not in before]
+    assert left and all(thread.daemon for thread in left)  # never keeps the grader from finishing
+    monkeypatch.setattr(identify, "READ_SECONDS", 0.05)
+    assert identify.look(tmp_path / "a.ipynb") == Look(None, frozenset(), "", False)
+    monkeypatch.setattr(submissions, "READ_SECONDS", 0.05)
+    assert submissions.read_notebook(tmp_path / "a.ipynb") == (
+        None, "not graded: a.ipynb could not be read within 0.05 s", "")
+
+
+@pytest.mark.parametrize("mode, kind", [(stat.S_IFREG, "a regular file"), (stat.S_IFLNK, "a symbolic link"),
+                                        (stat.S_IFIFO, "a FIFO")])
+def test_regular_files_links_and_fifos_are_named(mode, kind):
+    assert files.kind(mode) == kind
+
+
+def test_a_look_that_finds_no_json_keeps_the_digest_and_names_nothing(tmp_path):
+    (tmp_path / "b.ipynb").write_bytes(b"not json")
+    assert identify.look(tmp_path / "b.ipynb") == Look(None, frozenset(), hashlib.sha256(b"not json").hexdigest(),
+                                                       False)
+    assert identify.look(None) == Look(None, frozenset(), "", False)
+    assert identify.look(tmp_path / "missing.ipynb") == Look(None, frozenset(), "", False)
+
+
+def test_sources_after_other_cells_at_the_cap_and_of_any_shape(monkeypatch):
+    monkeypatch.setattr(identify, "CELL_LIMIT", 12)
+    cells = [{"cell_type": "markdown", "source": "a = 1"}, {"cell_type": "code", "source": "b = 12345678"},
+             {"cell_type": "code"}, {"cell_type": "code", "source": "c = 123456789"}]
+    assert identify._sources({"cells": cells}) == ["b = 12345678"]  # exactly the cap
+    assert identify._sources({"cells": 5}) == [] and identify._sources({"worksheets": [{}]}) == []
+
+
+def test_a_strong_majority_is_needed_and_an_unread_notebook_is_passed_over():
+    catalog = {"a": frozenset({"f"}), "b": frozenset({"g"}), "c": frozenset({"h"})}
+    looks = {name: Look(told, frozenset(), "", True) for name, told in
+             [("1", "a"), ("2", "a"), ("3", "a"), ("4", "b"), ("5", "c")]}
+    assert identify.class_assignment(looks, None, catalog) == "a"  # 3 of 5
+    assert identify.class_assignment(dict(looks, **{"6": Look("b", frozenset(), "", True)}), None, catalog) is None
+    assert identify.class_assignment({"w": Look(None, frozenset(), "", False)}, None, catalog) is None
+    assert identify.class_assignment({}, None, catalog) is None
+    decided = identify.decide({"w": Look(None, frozenset(), "", False), "x": Look("b", frozenset(), "", True)},
+                              "a", catalog)
+    assert decided == {"x": ("a", "its metadata names b, not a: graded as a, the assignment you named")}
+
+
+def test_a_name_with_a_character_unicode_does_not_name_is_read(tmp_path):
+    tangut = "\U00017000"  # printable, a letter, and nameless in unicodedata
+    assert submissions.skeleton(tangut + "\u0430nna") == tangut + "anna"
+    assert submissions.mixed_scripts(tangut + "anna") == [] and submissions.mixed_scripts("\u0430nna") == [
+        "CYRILLIC", "LATIN"]
+    (tmp_path / f"{tangut}.ipynb").write_text("{}")
+    assert [(s.student, s.flags) for s in submissions.find_submissions(tmp_path)] == [(tangut, ())]
+
+
+def test_a_students_folder_skips_what_it_cannot_list_and_never_takes_a_link(tmp_path, monkeypatch):
+    (tmp_path / "ada" / "b").mkdir(parents=True)
+    (tmp_path / "ada" / "b" / "work.ipynb").write_text("{}")
+    (tmp_path / "ada" / "z").mkdir()
+    (tmp_path / "ada" / "__pycache__").mkdir()
+    (tmp_path / "ada" / "__pycache__" / "x.ipynb").write_text("{}")
+    real = os.scandir
+
+    def scandir(path):
+        if os.path.basename(path) == "z":
+            raise PermissionError(13, "Permission denied")
+        return real(path)
+    with monkeypatch.context() as patch:
+        patch.setattr(submissions.os, "scandir", scandir)
+        assert [s.path for s in submissions.find_submissions(tmp_path)] == [tmp_path / "ada" / "b" / "work.ipynb"]
+    (tmp_path / "bo").mkdir()
+    (tmp_path / "work.txt").write_text("{}")
+    os.symlink(tmp_path / "work.txt", tmp_path / "bo" / "link.ipynb")
+    found = {s.student: s for s in submissions.find_submissions(tmp_path)}
+    assert found["bo"].path is None
+    assert found["bo"].problem == "not graded: bo/link.ipynb is a symbolic link, not a regular file"
+
+
+def test_long_names_are_cut_where_they_are_shown(tmp_path):
+    (tmp_path / "ada").mkdir()
+    os.mkfifo(tmp_path / "ada" / ("f" * 62 + ".ipynb"))
+    (tmp_path / ("." + "h" * 70)).write_text("")
+    (tmp_path / ("n" * 130 + ".ipynb")).write_text("{}")
+    (tmp_path / ("d" * 130)).mkdir()
+    os.symlink(tmp_path / "ada", tmp_path / ("s" * 130))
+    found = {s.student: s for s in submissions.find_submissions(tmp_path)}
+    assert found["ada"].problem == "not graded: ada/" + "f" * 53 + "... is a FIFO, not a regular file"
+    assert submissions.hidden_entries(tmp_path) == ["." + "h" * 56 + "..."]
+    assert found["n" * 117 + "..."].path == tmp_path / ("n" * 130 + ".ipynb")
+    assert found["d" * 117 + "..."].problem == "not a notebook: the folder holds 0 notebooks, not one"
+    assert found["s" * 117 + "..."].problem == ("not graded: " + "s" * 117 + "... is a symbolic link; "
+                                                  "hand in the notebook itself")
+
+
+def test_twins_keep_their_whole_names_and_a_name_that_then_clashes_is_numbered(tmp_path):
+    (tmp_path / "dup").mkdir()
+    (tmp_path / "dup.ipynb").write_text("{}")
+    (tmp_path / "dup.ipynb.ipynb").write_text("{}")
+    (tmp_path / "ln").symlink_to(tmp_path / "dup")
+    (tmp_path / "ln.ipynb").write_text("{}")
+    (tmp_path / ("x" * 130)).mkdir()
+    (tmp_path / ("x" * 130 + ".ipynb")).write_text("{}")
+    found = [(s.student, s.note) for s in submissions.find_submissions(tmp_path)]
+    twins = "2 entries are named 'dup' (dup/, dup.ipynb): each has its own row"
+    assert found[:5] == [("dup/", twins), ("dup.ipynb", twins), ("dup.ipynb (2)", found[2][1]),
+                         ("ln", "2 entries are named 'ln' (ln, ln.ipynb): each has its own row"),
+                         ("ln.ipynb", "2 entries are named 'ln' (ln, ln.ipynb): each has its own row")]
+    assert re.fullmatch(r"its name\b.*\banother entry's\b.*\bnumbered", found[2][1])
+    assert [s.flags for s in submissions.find_submissions(tmp_path)][:3] == [(), (), ()]  # numbered: no look-alike
+    cut = "x" * 117 + "..."
+    assert [student for student, _ in found[5:]] == [cut + "/", cut]
+
+
+def test_numbers_are_counted_one_by_one_and_three_look_alikes_are_each_others():
+    assert submissions.numbered("ann", {"ann", "ann (2)"}) == "ann (3)"
+    found = submissions._look_alikes([submissions.Submission(name, None) for name in
+                                      ("anna", "\u0430nna", "ann\u0430")])
+    assert "looks like 2 other entries': it is" in found[0].flags[0]
+
+
+def test_an_editors_notebook_keeps_every_cell_in_its_place(tmp_path):
+    data = {"nbformat": 4, "nbformat_minor": 5, "metadata": {},
+            "cells": [{"cell_type": "code", "metadata": {}}, {"cell_type": "heading", "source": "h"},
+                      {"cell_type": "code", "source": "x = 1"}]}  # no outputs, no execution counts
+    (tmp_path / "a.ipynb").write_text(json.dumps(data))
+    notebook, problem, _ = submissions.read_notebook(tmp_path / "a.ipynb")
+    assert problem == "" and [(cell.cell_type, cell.source) for cell in notebook.cells] == [("code", ""),
+                                                                                         ("code", "x = 1")]
+    assert submissions.code_cells(notebook) == [(2, "x = 1\n")]
+
+
+def test_a_notebook_of_nbformat_3_is_read_without_its_outputs_and_attachments(tmp_path):
+    cell = {"cell_type": "code", "input": "x = 1", "language": "python", "metadata": {},
+            "outputs": [{"not": "an output"}], "attachments": {}}
+    data = {"nbformat": 3, "nbformat_minor": 0, "metadata": {}, "worksheets": [{"cells": [cell], "metadata": {}}]}
+    (tmp_path / "a.ipynb").write_text(json.dumps(data))
+    notebook, problem, _ = submissions.read_notebook(tmp_path / "a.ipynb")
+    assert problem == "" and notebook.cells[0].source == "x = 1"
+    (tmp_path / "b.ipynb").write_text(json.dumps(dict(data, worksheets=[{}])))
+    _, problem, _ = submissions.read_notebook(tmp_path / "b.ipynb")
+    assert problem.startswith("not a notebook: ") and re.search(r"\bcells\b", problem)
+
+
+@pytest.mark.parametrize("metadata, name", [({"otter": {"assignment_name": "a" * 70}}, "a" * 57 + "..."),
+                                            ({}, None), ({"otter": "a"}, None),
+                                            ({"otter": {"assignment_name": 3}}, None)])
+def test_the_assignment_is_read_only_from_otters_entry(metadata, name):
+    assert submissions.assignment_name(nbformat.v4.new_notebook(metadata=metadata)) == name
+
+
+def test_imports_are_found_after_a_cell_that_is_not_python():
+    cells = [(1, "x = ("), (2, "__import__()"), (3, "import pe_lib")]
+    assert submissions.forbidden_uses(cells, ("pe_lib",)) == [
+        "cell 2 imports a module by a computed name", "cell 3 imports pe_lib"]
+
+
+def test_what_is_not_a_notebook_says_why_in_a_capped_line(tmp_path, monkeypatch):
+    long = "t" * 70
+    (tmp_path / f"{long}.txt").write_text("{}")
+    assert submissions.read_notebook(tmp_path / f"{long}.txt")[1] == \
+        f"not a notebook: {long[:57]}... is not an .ipynb file"
+    os.mkfifo(tmp_path / f"{long}.ipynb")
+    assert submissions.read_notebook(tmp_path / f"{long}.ipynb") == (
+        None, f"not graded: {long[:57]}... is a FIFO, not a regular file", "")
+    (tmp_path / f"{long}2.ipynb").write_text('{"cells": [], "metadata": {}}')
+    monkeypatch.setattr(submissions, "NOTEBOOK_ITEMS", 1)
+    problem = submissions.read_notebook(tmp_path / f"{long}2.ipynb")[1]
+    assert problem.startswith(f"not graded: {long[:57]}... holds more than 1 items; ")
+    assert re.search(r"\bclear its outputs and hand it in again$", problem)
+    monkeypatch.setattr(submissions, "NOTEBOOK_ITEMS", 100)
+    # Bytes that are not UTF-8 are shown replaced; nbformat's reason is cut to 80 characters.
+    raw = b"\xff\xfe not json at all, and a long tail of text that goes on and on and on"
+    (tmp_path / "a.ipynb").write_bytes(raw)
+    notebook, problem, digest = submissions.read_notebook(tmp_path / "a.ipynb")
+    assert notebook is None and digest == hashlib.sha256(raw).hexdigest()
+    assert problem.startswith("not a notebook: Notebook does not appear to be JSON: '\ufffd\ufffd not json")
+    assert len(problem) == len("not a notebook: ") + 80 and problem.endswith("...")
+
+
+def test_a_failure_without_a_message_is_named_by_its_kind(tmp_path, monkeypatch):
+    (tmp_path / "a.ipynb").write_text(json.dumps({"nbformat": 3, "nbformat_minor": 0, "metadata": {},
+                                                  "worksheets": []}))
+
+    def exhausted(*args, **kwargs):
+        raise MemoryError()
+    monkeypatch.setattr(submissions.nbformat, "reads", exhausted)
+    assert submissions.read_notebook(tmp_path / "a.ipynb")[1] == "not a notebook: MemoryError"
+
+
+def test_a_file_not_named_ipynb_that_hangs_is_given_up_with_no_digest(tmp_path, monkeypatch):
+    import time
+
+    def hung(path, limit, result):
+        time.sleep(1.5)
+        result["data"] = b"{}"
+    monkeypatch.setattr(files, "_read", hung)
+    monkeypatch.setattr(submissions, "READ_SECONDS", 0.05)
+    (tmp_path / "a.txt").write_text("{}")
+    assert submissions.read_notebook(tmp_path / "a.txt") == (None, "not a notebook: a.txt is not an .ipynb file", "")
+
+
+def test_nbformats_reason_is_given_for_a_file_that_is_no_notebook(tmp_path, monkeypatch):
+    cases = {"bom": (b"\xef\xbb\xbf[1, 2", "not a notebook: Notebook does not appear to be JSON: '[1, 2'"),
+             "nothing": (b'{"metadata": {}}', "not a notebook: Notebook could not be converted from version 1"),
+             "sheet": (json.dumps({"nbformat": 3, "nbformat_minor": 0, "metadata": {}, "worksheets": [5]}).encode(),
+                       "not a notebook: The notebook is invalid")}
+    for name, (raw, reason) in cases.items():
+        (tmp_path / f"{name}.ipynb").write_bytes(raw)
+        assert submissions.read_notebook(tmp_path / f"{name}.ipynb")[1].startswith(reason), name
+
+    def refuse(*args, **kwargs):
+        raise ValueError("x" * 100 + "\nmore")
+    monkeypatch.setattr(submissions.nbformat, "reads", refuse)
+    assert submissions.read_notebook(tmp_path / "sheet.ipynb")[1] == "not a notebook: " + "x" * 77 + "..."
