@@ -7,19 +7,24 @@ the examples are derandomized: the same inputs on every run, so a failure can be
 reproduced and a pass means the same thing each time. ``HYPOTHESIS_PROFILE``
 picks a profile by name, e.g. ``HYPOTHESIS_PROFILE=thorough`` for a long search.
 
-The grading tests share one build of each assignment per session (``builds``).
+The grading tests share one build of each assignment per run (``builds``), and
+the book's readers one build of the book (``book_build``), whichever worker
+makes it first (``once_per_run.py``).
 """
 
 import os
 import threading
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
 
+from book_build import build_book
 from browser import launched_browser
 from classroom.build import build_assignment
 from classroom.bundle import build_wheel
 from classroom.masters import ASSIGNMENTS
+from once_per_run import once, run_folder
 
 _SHARED = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow], "print_blob": True}
 settings.register_profile("course", max_examples=100, **_SHARED)
@@ -41,15 +46,33 @@ class Builds:
         with self.lock:
             if name not in self.done:
                 master = ASSIGNMENTS / name / f"{name}.ipynb"
-                self.wheel = self.wheel or build_wheel(self.folder / "wheel")
-                self.done[name] = build_assignment(master, self.folder, run_tests=False, wheel=self.wheel)
+                self.wheel = once(self.folder, "wheel", lambda: build_wheel(self.folder / "wheel"))
+                self.done[name] = once(self.folder, name, lambda: build_assignment(
+                    master, self.folder, run_tests=False, wheel=self.wheel))
             return self.done[name]
 
 
 @pytest.fixture(scope="session")
 def builds(tmp_path_factory):
     """``builds(name)``: the :class:`classroom.build.Built` of assignment ``name``."""
-    return Builds(tmp_path_factory.mktemp("assignment-builds"))
+    folder = run_folder(tmp_path_factory) / "assignment-builds"
+    folder.mkdir(exist_ok=True)
+    return Builds(folder)
+
+
+@pytest.fixture(scope="session")
+def book_build(tmp_path_factory):
+    """``book_build(builder)``: the folder of the book's pages built with ``builder``
+    ("html" or "singlehtml"), once per run; the HTML build first, whose parsed
+    chapters the single-page build reuses."""
+    folder = run_folder(tmp_path_factory)
+
+    def build(builder: str) -> Path:
+        if builder != "html":
+            build("html")
+        return once(folder, f"book-{builder}", lambda: build_book(folder / "book", builder))
+
+    return build
 
 @pytest.fixture(scope="module")
 def browser():

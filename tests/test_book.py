@@ -20,8 +20,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
-import sys
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urldefrag, urlparse
@@ -32,17 +30,10 @@ from explorable_driver import figure_ids, move_every_slider
 
 ROOT = Path(__file__).resolve().parents[1]
 SCREENSHOTS = ROOT / "_build" / "screenshots"
-@pytest.fixture(scope="session")
-def book(tmp_path_factory) -> Path:
-    """Build the whole book with warnings as errors; return its HTML folder."""
-    output = tmp_path_factory.mktemp("book")
-    jupyter_book = Path(sys.executable).parent / "jupyter-book"
-    result = subprocess.run(
-        [str(jupyter_book), "build", str(ROOT), "--path-output", str(output), "-W", "-n", "--keep-going"],
-        capture_output=True, text=True, cwd=ROOT,
-    )
-    assert result.returncode == 0, f"the book build failed:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}"
-    return output / "_build" / "html"
+@pytest.fixture(scope="module")
+def book(book_build) -> Path:
+    """The whole book built with warnings as errors: its HTML folder."""
+    return book_build("html")
 
 
 def pages(html: Path) -> list[Path]:

@@ -1,7 +1,8 @@
 """The whole book as one PDF (``python3 tasks.py pdf``), read back with pypdf.
 
-The book is built with the ``singlehtml`` builder into a temporary folder and
-printed by ``_ext/book_pdf.py``, as ``tasks.py pdf`` does. The PDF must hold
+The book is built with the ``singlehtml`` builder (once per run, beside the HTML
+build the browser tests read: ``tests/book_build.py``) and printed by
+``_ext/book_pdf.py``, as ``tasks.py pdf`` does. The PDF must hold
 every chapter under its number, in the order of ``_toc.yml``, with a table of
 contents and bookmarks; its fonts embedded; and none of the words that only make
 sense on a screen (sliders to move, code to unfold, buttons to click).
@@ -43,17 +44,13 @@ def chapter_titles() -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def pdf(tmp_path_factory):
+def pdf(tmp_path_factory, book_build):
     from browser import require_browser
 
     require_browser("the PDF is not printed")
     output = tmp_path_factory.mktemp("pdf")
-    jupyter_book = Path(sys.executable).parent / "jupyter-book"
-    built = subprocess.run([str(jupyter_book), "build", str(ROOT), "--builder", "singlehtml", "--path-output",
-                            str(output), "-W", "-n", "--keep-going"], capture_output=True, text=True, cwd=ROOT)
-    assert built.returncode == 0, f"the single-page build failed:\n{built.stdout[-3000:]}\n{built.stderr[-3000:]}"
     printed = subprocess.run([sys.executable, str(ROOT / "_ext" / "book_pdf.py"),
-                              str(output / "_build" / "singlehtml" / "index.html"), str(output / "book.pdf")],
+                              str(book_build("singlehtml") / "index.html"), str(output / "book.pdf")],
                              capture_output=True, text=True, cwd=ROOT)
     assert printed.returncode == 0, printed.stderr[-3000:]
     from pypdf import PdfReader
