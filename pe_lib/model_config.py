@@ -162,7 +162,7 @@ def _layer_types(config: Mapping, model_type: str, num_layers: int) -> list[str]
         pattern = _need(config, "sliding_window_pattern")
         return ["sliding_attention" if (i + 1) % pattern else "full_attention" for i in range(num_layers)]
     if model_type in ("qwen2", "qwen2_vl"):  # a window only with use_sliding_window, from max_window_layers on
-        if not config.get("use_sliding_window", False) or config.get("sliding_window") is None:
+        if not config.get("use_sliding_window") or config.get("sliding_window") is None:
             return ["full_attention"] * num_layers
         first = _need(config, "max_window_layers")
         return ["sliding_attention" if i >= first else "full_attention" for i in range(num_layers)]
