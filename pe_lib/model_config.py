@@ -319,6 +319,8 @@ def read_config(config) -> ModelPositions:
     kinds = _layer_types(config, model_type, num_layers)
     by_kind = _rope_parameters(config, model_type)
     rope_flags = _rope_layers(config) if model_type in ("llama4", "llama4_text") else [True] * num_layers
+    if model_type in ("llama4", "llama4_text") and "attention_chunk_size" not in config:  # transformers: 8192 if absent
+        raise ValueError(f"the configuration lacks attention_chunk_size (model_type={model_type!r}); null for none")
     tuning = model_type in ("llama4", "llama4_text") and bool(_need(config, "attn_temperature_tuning"))
     qk_norm = model_type in ("llama4", "llama4_text") and bool(_need(config, "use_qk_norm"))
     layers = []

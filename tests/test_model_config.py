@@ -383,9 +383,14 @@ def test_missing_keys_of_other_families_are_named():
         with pytest.raises(ValueError, match=whole(message)):
             read_config(config)
     text = load("llama4_scout")["text_config"]
-    for key in ("no_rope_layer_interval", "attn_temperature_tuning", "floor_scale", "use_qk_norm"):
+    for key in ("no_rope_layer_interval", "attn_temperature_tuning", "floor_scale", "use_qk_norm",
+                "attention_chunk_size"):
         with pytest.raises(ValueError, match=whole(key)):
             read_config({name: value for name, value in text.items() if name != key})
+    # absent, Llama4TextConfig would chunk by 8192; null is how a configuration says no chunks
+    with pytest.raises(ValueError, match=r"^the configuration lacks attention_chunk_size \(model_type='llama4_text'\); "
+                                         r"null for none$"):
+        read_config({name: value for name, value in text.items() if name != "attention_chunk_size"})
     config = load("gemma3_transformers5")
     del config["rope_parameters"]["full_attention"]
     with pytest.raises(ValueError, match="full_attention"):
