@@ -620,3 +620,11 @@ def test_alibi_of_falcon_and_mpt_and_whole_messages():
         read_config({name: value for name, value in load("llama2_7b").items() if name != "model_type"})
     with pytest.raises(ValueError, match=r"^model_type='bert' is not read here; known: 'llama', 'mistral', "):
         read_config({**load("llama2_7b"), "model_type": "bert"})
+
+
+def test_a_given_scale_wins_over_the_lengths():
+    layer = LayerPositions("rope_yarn", {"base": 150000.0, "scale": 32.0, "original_length": 4096,
+                                         "max_length": 8192})  # 8192 / 4096 would be a scale of 2
+    rates, factor = exact_yarn(64, 150000, 32, 4096)
+    np.testing.assert_allclose(layer.rates(64), rates, rtol=1e-14, atol=0)
+    assert math.isclose(layer.attention_factor, factor, rel_tol=1e-15)
