@@ -391,6 +391,9 @@ def test_missing_keys_of_other_families_are_named():
     with pytest.raises(ValueError, match=r"^the configuration lacks attention_chunk_size \(model_type='llama4_text'\); "
                                          r"null for none$"):
         read_config({name: value for name, value in text.items() if name != "attention_chunk_size"})
+    with pytest.raises(ValueError, match=whole("attention_chunk_size")):  # flat, under the wrapper's name
+        read_config({**{name: value for name, value in text.items() if name != "attention_chunk_size"},
+                     "model_type": "llama4"})
     config = load("gemma3_transformers5")
     del config["rope_parameters"]["full_attention"]
     with pytest.raises(ValueError, match="full_attention"):
