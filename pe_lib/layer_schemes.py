@@ -97,8 +97,6 @@ class LayerPositions:
             raise ValueError(f"chunk_size and qk_norm are options of RoPE layers (Llama 4), got "
                              f"chunk_size={self.chunk_size!r}, qk_norm={self.qk_norm!r} for {self.method!r}")
         object.__setattr__(self, "options", dict(self.options))
-        if self.window is not None:
-            require_int("window", self.window, minimum=1)
         sinks.window_mask([0], [0], window=self.window, sink_tokens=self.sink_tokens)  # checks both
         if not isinstance(self.sink_logit, bool):
             raise TypeError(f"sink_logit must be True or False, got {self.sink_logit!r}")
@@ -127,7 +125,6 @@ class LayerPositions:
             return None
         options = dict(self.options)
         rotated = rotary_depth(depth, options.pop("rotary_fraction", 1.0))
-        options.pop("layout", None)
         max_length = options.pop("max_length", None)
         if max_length is not None and "scale" not in options:
             options["scale"] = rope_scaling.scale_from_lengths(max_length, options["original_length"])

@@ -55,6 +55,7 @@ import dataclasses
 import json
 import os
 from collections.abc import Mapping
+from pathlib import Path
 
 from pe_lib import rope_scaling
 from pe_lib.layer_schemes import LayerPositions
@@ -90,7 +91,9 @@ class ModelPositions:
         rope_head_dim: the width RoPE's rates are computed for before
             ``rotary_fraction`` (DeepSeek-V3's ``qk_rope_head_dim``, 64 of
             192); ``head_dim`` elsewhere; ``None`` without RoPE.
-        max_length: ``max_position_embeddings`` (GPT-2's ``n_positions``).
+        max_length: ``max_position_embeddings`` (GPT-2's ``n_positions``,
+            MPT's ``max_seq_len``, BLOOM's ``seq_length``); ``None`` for T5,
+            whose buckets have no last position, or where none is given.
         input_method: ``"learned"`` for a table added to the tokens, else ``None``.
         softmax_factor: what multiplies the softmax scale :math:`1/\\sqrt{d}`
             besides the positions (DeepSeek-V3's YaRN ``mscale_all_dim``: the
@@ -115,8 +118,7 @@ def _load(config) -> dict:
     if isinstance(config, Mapping):
         return json.loads(json.dumps(config))  # a deep copy, as JSON would store it
     if isinstance(config, (str, os.PathLike)):
-        with open(config, encoding="utf-8") as file:
-            return json.load(file)
+        return json.loads(Path(config).read_bytes())  # JSON's bytes are UTF-8 whatever the locale
     raise TypeError(f"config must be a path to config.json or a dict, got {config!r}")
 
 
@@ -160,7 +162,7 @@ def _layer_types(config: Mapping, model_type: str, num_layers: int) -> list[str]
         pattern = _need(config, "sliding_window_pattern")
         return ["sliding_attention" if (i + 1) % pattern else "full_attention" for i in range(num_layers)]
     if model_type in ("qwen2", "qwen2_vl"):  # a window only with use_sliding_window, from max_window_layers on
-        if not config.get("use_sliding_window", False) or config.get("sliding_window") is None:
+        if not config.get("use_sliding_window") or config.get("sliding_window") is None:
             return ["full_attention"] * num_layers
         first = _need(config, "max_window_layers")
         return ["sliding_attention" if i >= first else "full_attention" for i in range(num_layers)]
@@ -198,18 +200,18 @@ def _rope_parameters(config: Mapping, model_type: str) -> dict:
         return {None: dict(given)}
     scaling = dict(config.get("rope_scaling") or {})
     if model_type in ("gemma3", "gemma3_text"):  # the factor is the global layers'; the local base its own key
-        full = {"rope_type": "default", **scaling, "rope_theta": _need(config, "rope_theta")}
-        local = {"rope_type": "default", "rope_theta": _need(config, "rope_local_base_freq")}
+        full = {**scaling, "rope_theta": _need(config, "rope_theta")}
+        local = {"rope_theta": _need(config, "rope_local_base_freq")}
         return {"full_attention": full, "sliding_attention": local}
     if model_type == "gpt_neox":
         scaling.setdefault("rope_theta", _need(config, "rotary_emb_base", "rope_theta"))
         scaling.setdefault("partial_rotary_factor", _need(config, "rotary_pct", "partial_rotary_factor"))
-    elif model_type == "phi":
-        scaling.setdefault("partial_rotary_factor", _need(config, "partial_rotary_factor"))
     if "rope_theta" not in scaling:
         scaling["rope_theta"] = _need(config, "rope_theta")
-    if config.get("partial_rotary_factor") is not None:
-        scaling.setdefault("partial_rotary_factor", config["partial_rotary_factor"])
+    # Phi rotates a share it must state; elsewhere the share is optional
+    fraction = _need(config, "partial_rotary_factor") if model_type == "phi" else config.get("partial_rotary_factor")
+    if fraction is not None:
+        scaling.setdefault("partial_rotary_factor", fraction)
     return {None: scaling}
 
 
@@ -232,7 +234,6 @@ def _rope_options(parameters: Mapping, config: Mapping, model_type: str) -> tupl
         options["mrope_section"] = list(parameters["mrope_section"])
     if model_type in ("llama4", "llama4_text") or (model_type == "deepseek_v3" and config.get("rope_interleave", True)):
         options["layout"] = "interleaved"
-    max_length = config.get("max_position_embeddings")
     if method == "rope_pi":
         options["scale"] = float(_need(parameters, "factor"))
     elif method == "rope_dynamic":
@@ -264,13 +265,13 @@ def _rope_options(parameters: Mapping, config: Mapping, model_type: str) -> tupl
             options["long_factor"] = [float(value) for value in _need(parameters, "long_factor")]
         if method in ("rope_yarn", "rope_longrope") and parameters.get("attention_factor") is not None:
             options["attention_factor"] = float(parameters["attention_factor"])
-        if "max_length" in options and max_length is not None and options["max_length"] < options["original_length"]:
-            raise ValueError(f"max_position_embeddings={max_length} is below "
+        if "max_length" in options and options["max_length"] < options["original_length"]:
+            raise ValueError(f"max_position_embeddings={options['max_length']} is below "
                              f"original_max_position_embeddings={options['original_length']}")
     return method, options
 
 
-def _softmax_factor(config: Mapping, model_type: str, parameters: Mapping) -> float:
+def _softmax_factor(model_type: str, parameters: Mapping) -> float:
     """DeepSeek-V3's YaRN temperature on the softmax scale, as ``DeepseekV3Attention`` sets it."""
     if model_type != "deepseek_v3" or parameters.get("rope_type", parameters.get("type", "default")) == "default":
         return 1.0
@@ -298,14 +299,14 @@ def read_config(config) -> ModelPositions:
     if model_type not in known:
         raise ValueError(f"model_type={model_type!r} is not read here; known: {', '.join(map(repr, known))}")
     num_layers, heads, head_dim = _shape(config, model_type)
-    max_length = config.get("max_position_embeddings", config.get("n_positions", config.get("max_seq_len", config.get("seq_length"))))
+    max_length = config.get("max_position_embeddings", config.get("max_seq_len", config.get("seq_length")))
     if model_type == "gpt2":
         return ModelPositions(model_type, (LayerPositions("none"),) * num_layers, heads, head_dim, None,
                               _need(config, "n_positions"), input_method="learned")
     if model_type == "t5":
         layer = LayerPositions("t5", {"num_buckets": _need(config, "relative_attention_num_buckets"),
                                       "max_distance": _need(config, "relative_attention_max_distance")})
-        return ModelPositions(model_type, (layer,) * num_layers, heads, head_dim, None, max_length)
+        return ModelPositions(model_type, (layer,) * num_layers, heads, head_dim, None, None)  # buckets: no end
     if model_type in ALIBI_MODELS or (model_type == "falcon" and _need(config, "alibi") is True):
         if model_type == "mpt":
             attention = _need(config, "attn_config")
@@ -317,9 +318,11 @@ def read_config(config) -> ModelPositions:
     rope_head_dim = _need(config, "qk_rope_head_dim") if model_type == "deepseek_v3" else head_dim
     kinds = _layer_types(config, model_type, num_layers)
     by_kind = _rope_parameters(config, model_type)
-    rope_flags = _rope_layers(config) if model_type in ("llama4", "llama4_text") else [1] * num_layers
+    rope_flags = _rope_layers(config) if model_type in ("llama4", "llama4_text") else [True] * num_layers
+    if model_type in ("llama4", "llama4_text") and "attention_chunk_size" not in config:  # transformers: 8192 if absent
+        raise ValueError(f"the configuration lacks attention_chunk_size (model_type={model_type!r}); null for none")
     tuning = model_type in ("llama4", "llama4_text") and bool(_need(config, "attn_temperature_tuning"))
-    qk_norm = model_type in ("llama4", "llama4_text") and bool(config.get("use_qk_norm", False))
+    qk_norm = model_type in ("llama4", "llama4_text") and bool(_need(config, "use_qk_norm"))
     layers = []
     for kind, rope in zip(kinds, rope_flags):
         window = _need(config, "sliding_window") if kind == "sliding_attention" else None
@@ -341,6 +344,6 @@ def read_config(config) -> ModelPositions:
         chunk = config.get("attention_chunk_size") if kind == "chunked_attention" else None
         layers.append(LayerPositions(method, options, window=window, sink_logit=model_type == "gpt_oss",
                                      chunk_size=chunk, qk_norm=qk_norm))
-    first = by_kind.get(None) or next(iter(by_kind.values()))
+    first = next(iter(by_kind.values()))  # the one set, or the first layer type's
     return ModelPositions(model_type, tuple(layers), heads, head_dim, rope_head_dim, max_length,
-                          softmax_factor=_softmax_factor(config, model_type, first))
+                          softmax_factor=_softmax_factor(model_type, first))

@@ -1,6 +1,7 @@
 """Per-layer schemes: Gemma 3's local and global layers, Llama 4's NoPE layers, gpt-oss's banded YaRN."""
 
 import math
+from types import MappingProxyType
 
 import numpy as np
 import pytest
@@ -178,3 +179,29 @@ def test_an_unknown_name_lists_the_methods_and_schemes():
 
 def test_attention_options_default_the_base():
     assert LayerPositions("alibi").attention_options()["base"] == 10000.0
+
+
+def test_a_layer_keeps_its_own_copies_of_its_options():
+    options, heat = {"base": 10000.0}, {"kind": "llama4", "floor_scale": 8192, "attn_scale": 0.1}
+    rope, nope = LayerPositions("rope", options), LayerPositions("none", temperature=heat)
+    options["base"], heat["attn_scale"] = 5.0, 1.0  # the caller's dicts change afterwards
+    assert rope.options == {"base": 10000.0} and nope.temperature["attn_scale"] == 0.1
+    frozen = LayerPositions("rope", MappingProxyType({"base": 10000.0}), temperature=MappingProxyType(
+        {"kind": "llama4", "floor_scale": 8192, "attn_scale": 0.1}))
+    assert type(frozen.options) is dict and type(frozen.temperature) is dict
+
+
+def test_chunks_of_one_token_and_windows_of_one_key_are_allowed():
+    assert (LayerPositions("rope", chunk_size=1).chunk_size, LayerPositions("rope", window=1).window) == (1, 1)
+    with pytest.raises(ValueError, match=r"^chunk_size must be >= 1, got 0$"):
+        LayerPositions("rope", chunk_size=0)
+    with pytest.raises(ValueError, match=r"^window must be >= 1, got 0$"):
+        LayerPositions("rope", window=0)
+
+
+def test_dynamic_rates_without_a_length_are_those_at_the_trained_length():
+    # transformers' dynamic NTK leaves the rates alone up to max_position_embeddings
+    layer = LayerPositions("rope_dynamic", {"base": 10000.0, "scale": 2.0, "original_length": 4096})
+    np.testing.assert_allclose(layer.rates(128), [float(rate) for rate in exact_angle_rates(128, 10_000)],
+                               rtol=1e-15, atol=0)
+    assert layer.rates(128).tolist() == layer.rates(128, length=4096).tolist()

@@ -8,6 +8,7 @@ in mpmath at 40 digits, and counts by hand.
 
 import json
 import math
+import re
 from pathlib import Path
 
 import mpmath
@@ -37,6 +38,11 @@ def exact(values) -> np.ndarray:
     return np.array([float(value) for value in values])
 
 
+def whole(words: str) -> str:
+    """A pattern matching ``words`` as whole words, not inside a longer name."""
+    return rf"(?<!\w){re.escape(words)}(?!\w)"
+
+
 def test_at_least_twelve_families_each_described():
     readme = (CONFIGS / "README.md").read_text()
     assert len(FAMILIES) >= 12
@@ -55,8 +61,12 @@ def test_every_configuration_reads_and_builds(name):
             assert np.all(np.isfinite(rates) & (rates > 0))
 
 
-def test_a_path_and_a_dict_read_alike():
+def test_a_path_and_a_dict_read_alike(tmp_path):
     assert read_config(load("gemma3_27b")) == model("gemma3_27b")
+    named = {**load("gemma3_1b"), "_name_or_path": "google/gemma-3-1b-it \u2014 \u00e9t\u00e9"}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(named, ensure_ascii=False), encoding="utf-8")  # as transformers writes it
+    assert read_config(path) == read_config(named) == model("gemma3_1b")
     with pytest.raises(TypeError, match="config must be a path"):
         read_config(42)
 
@@ -349,7 +359,7 @@ def test_alibi_t5_and_learned_models():
 def test_a_missing_key_or_unknown_value_is_named(change, message):
     config = load("llama3_1_8b")
     change(config)
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(ValueError, match=whole(message)):
         read_config(config)
 
 
@@ -362,15 +372,28 @@ def test_missing_keys_of_other_families_are_named():
             ("gpt_neox_20b", lambda c: c.pop("rotary_pct"), "rotary_pct"),
             ("t5_base", lambda c: c.pop("relative_attention_max_distance"), "relative_attention_max_distance"),
             ("mpt_7b", lambda c: c["attn_config"].update(alibi_bias_max=16), "alibi_bias_max"),
+            ("phi2", lambda c: c.pop("partial_rotary_factor"), "partial_rotary_factor"),
+            ("qwen2_5_7b", lambda c: c.update(use_sliding_window=True, max_window_layers=None),
+             "max_window_layers"),
+            ("qwen2_5_7b_yarn", lambda c: (c["rope_scaling"].pop("original_max_position_embeddings"),
+                                           c.pop("max_position_embeddings")), "max_position_embeddings"),
     ):
         config = load(name)
         edit(config)
-        with pytest.raises(ValueError, match=message):
+        with pytest.raises(ValueError, match=whole(message)):
             read_config(config)
     text = load("llama4_scout")["text_config"]
-    for key in ("no_rope_layer_interval", "attn_temperature_tuning", "floor_scale"):
-        with pytest.raises(ValueError, match=key):
+    for key in ("no_rope_layer_interval", "attn_temperature_tuning", "floor_scale", "use_qk_norm",
+                "attention_chunk_size"):
+        with pytest.raises(ValueError, match=whole(key)):
             read_config({name: value for name, value in text.items() if name != key})
+    # absent, Llama4TextConfig would chunk by 8192; null is how a configuration says no chunks
+    with pytest.raises(ValueError, match=r"^the configuration lacks attention_chunk_size \(model_type='llama4_text'\); "
+                                         r"null for none$"):
+        read_config({name: value for name, value in text.items() if name != "attention_chunk_size"})
+    with pytest.raises(ValueError, match=whole("attention_chunk_size")):  # flat, under the wrapper's name
+        read_config({**{name: value for name, value in text.items() if name != "attention_chunk_size"},
+                     "model_type": "llama4"})
     config = load("gemma3_transformers5")
     del config["rope_parameters"]["full_attention"]
     with pytest.raises(ValueError, match="full_attention"):
@@ -459,3 +482,152 @@ def test_llama4_scouts_layers_build_in_keras_with_chunks_and_norms():
     assert (rope.method, rope.chunk_size, rope.qk_norm, rope.temperature) == ("rope_llama3", 8192, True, None)
     assert (nope.method, nope.chunk_size, nope.qk_norm) == ("none", None, False)
     assert nope.temperature["kind"] == "llama4" and nope.temperature["floor_scale"] == 8192
+
+
+def test_shapes_and_lengths_are_the_published_ones():
+    # (model_type, heads, head_dim, max_length) by hand from each file: width / heads
+    expected = {"gpt2": ("gpt2", 12, 768 // 12, 1024), "t5_base": ("t5", 12, 64, None),
+                "bloom_176b": ("bloom", 112, 14336 // 112, 2048), "mpt_7b": ("mpt", 32, 4096 // 32, 2048),
+                "falcon_7b": ("falcon", 71, 4544 // 71, 2048), "llama3_1_8b": ("llama", 32, 4096 // 32, 131072)}
+    for name, values in expected.items():
+        positions = model(name)
+        assert (positions.model_type, positions.heads, positions.head_dim, positions.max_length) == values, name
+    for name in FAMILIES:  # a whole number of features, never a float that equals one
+        assert type(model(name).head_dim) is int, name
+
+
+def test_either_name_of_a_renamed_key_is_read():
+    bloom = load("bloom_176b")  # BloomConfig's attribute_map and its n_embed of old
+    renamed = {"model_type": "bloom", "num_attention_heads": bloom["n_head"], "num_hidden_layers": bloom["n_layer"],
+               "n_embed": bloom["hidden_size"], "seq_length": bloom["seq_length"]}
+    assert read_config(renamed) == model("bloom_176b")
+    neox = load("gpt_neox_20b")  # GPTNeoXConfig's later names
+    base, fraction = neox.pop("rotary_emb_base"), neox.pop("rotary_pct")
+    renamed = {**neox, "rope_theta": base, "partial_rotary_factor": fraction}
+    assert read_config(renamed) == model("gpt_neox_20b")
+    with pytest.raises(ValueError, match=r"^the configuration lacks rotary_pct or partial_rotary_factor "
+                                         r"\(model_type='gpt_neox'\)$"):
+        read_config({name: value for name, value in renamed.items() if name != "partial_rotary_factor"})
+
+
+def test_layer_patterns_are_derived_where_layer_types_is_absent():
+    oss = load("gpt_oss_20b")  # GptOssConfig's rule gives the published alternation
+    del oss["layer_types"]
+    assert read_config(oss) == model("gpt_oss_20b")
+    flat = {**load("gemma3_27b")["text_config"], "model_type": "gemma3"}  # Gemma 3 without its wrapper
+    assert read_config(flat).layers == model("gemma3_27b").layers
+    qwen = {**load("qwen2_5_7b"), "use_sliding_window": True, "sliding_window": 4096, "max_window_layers": 21}
+    # Qwen2Config: the first max_window_layers layers full, the other 28 - 21 = 7 in the window
+    assert [layer.window for layer in read_config(qwen).layers] == [None] * 21 + [4096] * 7
+    for off in ({"use_sliding_window": True, "sliding_window": None}, {"use_sliding_window": False},
+                {"use_sliding_window": None}):  # a window needs both; use_sliding_window defaults to false
+        assert all(layer.window is None for layer in read_config({**qwen, **off}).layers), off
+    unset = {name: value for name, value in qwen.items() if name != "use_sliding_window"}
+    assert all(layer.window is None for layer in read_config(unset).layers)
+    mistral = load("mistral_7b_v0_1")  # Mistral 7B from v0.2 on has no window; Mixtral reads as Mistral
+    assert all(layer.window is None for layer in read_config({**mistral, "sliding_window": None}).layers)
+    assert [layer.window for layer in read_config({**mistral, "model_type": "mixtral"}).layers] == [4096] * 32
+    with pytest.raises(ValueError, match=r"^sliding_window is set but model_type='llama' has no rule for which "
+                                         r"layers use it; give layer_types$"):
+        read_config({**load("llama2_7b"), "sliding_window": 4096})
+
+
+BASES = {"full_attention": 1e4, "sliding_attention": 1e5, "chunked_attention": 1e6}
+
+
+def by_layer_type(config: dict) -> dict:
+    """``config`` with transformers 5 ``rope_parameters`` keyed by layer type, one base each."""
+    config = {name: value for name, value in config.items() if name not in ("rope_scaling", "rope_theta")}
+    return {**config, "rope_parameters": {kind: {"rope_type": "default", "rope_theta": base}
+                                          for kind, base in BASES.items()}}
+
+
+def test_parameters_by_layer_type_reach_each_kind_of_layer():
+    full, window, chunk = BASES["full_attention"], BASES["sliding_attention"], BASES["chunked_attention"]
+    llama4 = load("llama4_scout")["text_config"]
+    for config, bases in (
+            (load("gemma2_9b"), [window, full] * 21),
+            ({**load("qwen2_5_7b"), "use_sliding_window": True, "max_window_layers": 21}, [full] * 21 + [window] * 7),
+            (load("qwen2_5_7b"), [full] * 28),
+            ({**load("mistral_7b_v0_1"), "sliding_window": None}, [full] * 32),
+            (load("llama2_7b"), [full] * 32),
+            (llama4, [chunk, chunk, chunk, None] * 12),
+            ({**llama4, "attention_chunk_size": None}, [full, full, full, None] * 12),
+    ):
+        positions = read_config(by_layer_type(config))
+        assert [layer.options.get("base") for layer in positions.layers] == bases, config["model_type"]
+
+
+def test_llama4_layer_types_decide_chunks_and_windows():
+    text = load("llama4_scout")["text_config"]
+    # transformers' Llama 4 chunks only the layers layer_types calls chunked
+    for kinds, window in ((["full_attention"] * 48, None), (["sliding_attention"] * 48, 512)):
+        layers = read_config({**text, "layer_types": kinds, "sliding_window": window}).layers
+        assert all(layer.chunk_size is None for layer in layers)
+        assert {layer.window for layer in layers} == {window}  # NoPE layers keep their window too
+        assert sum(not layer.uses_rope for layer in layers) == 12
+
+
+def test_gemma3_reads_the_old_type_key_as_rope_type():
+    text = load("gemma3_27b")["text_config"]
+    old = {**text, "rope_scaling": {"type": "linear", "factor": 8.0}}  # transformers 4's first name for the key
+    positions = read_config(old)
+    assert positions.layers == model("gemma3_27b").layers
+    assert positions.layers[5].method == "rope_pi" and positions.layers[5].options["scale"] == 8.0
+
+
+def test_partial_rotary_of_any_family_and_deepseeks_interleave():
+    phi4_like = {**load("phi3_mini_4k"), "partial_rotary_factor": 0.75}  # Phi-4-mini rotates 3/4 of its head
+    # head 3072 / 32 = 96 features, int(96 * 0.75) = 72 of them rotated
+    np.testing.assert_allclose(read_config(phi4_like).rates(0), exact(exact_angle_rates(72, 10_000)),
+                               rtol=1e-15, atol=0)
+    plain = read_config({**load("deepseek_v3"), "rope_interleave": False})  # DeepseekV3Attention's switch
+    assert "layout" not in plain.layers[0].options
+    assert plain.rates(0).tolist() == model("deepseek_v3").rates(0).tolist()
+
+
+def test_yarn_and_longrope_lengths_and_options_as_transformers_reads_them():
+    qwen = load("qwen2_5_7b_yarn")  # YaRN's original length falls back to max_position_embeddings (32768)
+    del qwen["rope_scaling"]["original_max_position_embeddings"]
+    assert read_config(qwen) == model("qwen2_5_7b_yarn")
+    llama = {**load("llama3_1_8b"), "original_max_position_embeddings": 4096}  # only Phi-3 reads the top level
+    assert read_config(llama) == model("llama3_1_8b")
+    qwen["rope_scaling"]["attention_factor"] = 1.25  # YaRN's factor, when given, is taken as it is
+    assert read_config(qwen).layers[0].attention_factor == 1.25
+    oss = load("gpt_oss_20b")
+    oss["rope_scaling"].update(truncate=True, beta_fast=16.0, beta_slow=2.0)
+    rates, _ = exact_yarn(64, 150000, 32, 4096, beta_fast=16, beta_slow=2, truncate=True)
+    np.testing.assert_allclose(read_config(oss).rates(1), rates, rtol=1e-14, atol=0)
+    phi = load("phi3_5_mini")
+    with pytest.raises(ValueError, match=r"^max_position_embeddings=2048 is below "
+                                         r"original_max_position_embeddings=4096$"):
+        read_config({**phi, "max_position_embeddings": 2048})
+    same = read_config({**phi, "max_position_embeddings": 4096}).layers[0]  # a ratio of 1: no scaling
+    assert same.attention_factor == 1.0  # sqrt(1 + ln 1 / ln 4096)
+    config = load("llama3_1_8b")
+    del config["rope_scaling"]["factor"]
+    with pytest.raises(ValueError, match=r"^the configuration lacks factor \(rope_type='llama3'\)$"):
+        read_config(config)
+
+
+def test_alibi_of_falcon_and_mpt_and_whole_messages():
+    falcon = read_config({**load("falcon_7b"), "alibi": True})  # Falcon-RW's ALiBi
+    assert {layer.method for layer in falcon.layers} == {"alibi"} and len(falcon.layers) == 32
+    mpt = load("mpt_7b")
+    del mpt["attn_config"]["alibi_bias_max"]  # MPTConfig's default is ALiBi's 8
+    assert read_config(mpt) == model("mpt_7b")
+    mpt["attn_config"]["alibi"] = False
+    with pytest.raises(ValueError, match=r"^an MPT configuration without attn_config\['alibi'\] is not read here$"):
+        read_config(mpt)
+    with pytest.raises(ValueError, match=r"^the configuration lacks model_type$"):
+        read_config({name: value for name, value in load("llama2_7b").items() if name != "model_type"})
+    with pytest.raises(ValueError, match=r"^model_type='bert' is not read here; known: 'llama', 'mistral', "):
+        read_config({**load("llama2_7b"), "model_type": "bert"})
+
+
+def test_a_given_scale_wins_over_the_lengths():
+    layer = LayerPositions("rope_yarn", {"base": 150000.0, "scale": 32.0, "original_length": 4096,
+                                         "max_length": 8192})  # 8192 / 4096 would be a scale of 2
+    rates, factor = exact_yarn(64, 150000, 32, 4096)
+    np.testing.assert_allclose(layer.rates(64), rates, rtol=1e-14, atol=0)
+    assert math.isclose(layer.attention_factor, factor, rel_tol=1e-15)
