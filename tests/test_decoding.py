@@ -476,6 +476,9 @@ def test_a_cache_of_another_layer_or_no_cache_at_all_is_refused():
     for message, bad in wrong.items():
         with pytest.raises(ValueError, match=r"^attention: " + message + "$"):
             layer.decode(x, bad)
+    with pytest.raises(ValueError, match=r"^attention: cache\['keys'\] must have shape \(batch, heads, steps, "
+                                         r"key_dim\) = \(2, 2, 0, 4\), got shape \(3, 2, 0, 4\)$"):
+        layer.decode(x, layer.empty_cache(3))  # a cache of 3 rows for 2
     with pytest.raises(ValueError, match=r"^attention: cache\['positions'\] must have shape \(batch, steps\) = "
                                          r"\(2, 0\), got shape \(2, 2, 0\)$"):
         layer.next_positions(mrope.empty_cache(2))
