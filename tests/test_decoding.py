@@ -444,3 +444,81 @@ def test_decoding_options_survive_the_config_and_bad_ones_are_refused():
         PositionalSelfAttention(heads=2, key_dim=4, temperature={"kind": "llama4", "index": "step"})
     with pytest.raises(ValueError, match=r"attention_mask.*\(1, 3\)"):
         PositionalSelfAttention(heads=2, key_dim=4)(np.zeros((1, 3, 8), "float32"), attention_mask=np.ones((1, 4)))
+
+
+def test_a_cache_of_another_layer_or_no_cache_at_all_is_refused():
+    """Each part of the cache is checked against this layer's heads, key_dim, rows and steps."""
+    layer = PositionalSelfAttention(heads=2, key_dim=4, method="rope", name="attention")
+    x = np.zeros((2, 1, 8), "float32")
+    _, cache = layer.decode(np.zeros((2, 3, 8), "float32"))
+    mrope = PositionalSelfAttention(heads=2, key_dim=4, method="rope", method_options={"mrope_section": (1, 1)})
+    wrong = {
+        r"cache\['keys'\] must have shape \(batch, heads, steps, key_dim\) = \(2, 2, 3, 4\), got shape "
+        r"\(2, 1, 3, 4\)": {**cache, "keys": cache["keys"][:, :1]},
+        r"cache\['keys'\] must have shape \(batch, heads, steps, key_dim\) = \(2, 2, 0, 4\), got shape "
+        r"\(2, 2, 0, 2\)": PositionalSelfAttention(heads=2, key_dim=2).empty_cache(2) | {
+            "keys": np.zeros((2, 2, 0, 2), "float32")},
+        r"cache\['keys'\] must have shape \(batch, heads, steps, key_dim\) = \(2, 2, 0, 4\), got shape "
+        r"\(3, 2, 0, 4\)": {**layer.empty_cache(3), "mask": np.zeros((2, 0), "int32")},
+        r"cache\['values'\] must have shape \(batch, heads, steps, key_dim\) = \(2, 2, 3, 4\), got shape "
+        r"\(2, 2, 2, 4\)": {**cache, "values": cache["values"][:, :, 1:]},
+        r"cache\['positions'\] must have shape \(batch, steps\) = \(2, 3\), got shape \(3, 2, 3\)":
+            {**cache, "positions": np.zeros((3, 2, 3), "int32")},
+        r"cache\['mask'\] must have shape \(batch, steps\) = \(2, 3\), got shape \(2, 3, 1\)":
+            {**cache, "mask": np.ones((2, 3, 1), "int32")},
+        r"cache\['blocks'\] must have shape \(batch, steps\) = \(2, 3\), got shape \(2, 2\)":
+            {**cache, "blocks": np.zeros((2, 2), "int32")},
+        r"cache must be a dict of \['keys', 'values', 'positions', 'mask', 'blocks'\] from empty_cache or "
+        r"decode, got \['keys', 'mask', 'positions', 'values'\]":
+            {name: cache[name] for name in ("keys", "values", "positions", "mask")},
+        r"cache must be a dict .* got tuple": tuple(cache.values()),
+    }
+    for message, bad in wrong.items():
+        with pytest.raises(ValueError, match=r"^attention: " + message + "$"):
+            layer.decode(x, bad)
+    with pytest.raises(ValueError, match=r"^attention: cache\['keys'\] must have shape \(batch, heads, steps, "
+                                         r"key_dim\) = \(2, 2, 0, 4\), got shape \(3, 2, 0, 4\)$"):
+        layer.decode(x, layer.empty_cache(3))  # a cache of 3 rows for 2
+    with pytest.raises(ValueError, match=r"^attention: cache\['positions'\] must have shape \(batch, steps\) = "
+                                         r"\(2, 0\), got shape \(2, 2, 0\)$"):
+        layer.next_positions(mrope.empty_cache(2))
+    with pytest.raises(ValueError, match=r"cache\['positions'\] must have shape \(2, batch, steps\) = \(2, 2, 3\), "
+                                         r"got shape \(2, 3\)"):
+        mrope.decode(x, cache)
+
+
+def test_one_row_of_position_ids_serves_every_row_and_a_wrong_shape_is_refused():
+    layer = PositionalSelfAttention(heads=2, key_dim=4, method="rope", name="attention")
+    mrope = PositionalSelfAttention(heads=2, key_dim=4, method="rope", method_options={"mrope_section": (1, 1)},
+                                    name="mrope")
+    x = np.random.default_rng(15).normal(size=(2, 5, 8)).astype("float32")
+    packed = np.array([0, 1, 2, 0, 1])
+    for attention, row in ((layer, packed), (mrope, np.stack([packed, packed[::-1]]))):
+        each = to_numpy(attention(x, position_ids=np.stack([row, row], axis=-2)))
+        np.testing.assert_array_equal(to_numpy(attention(x, position_ids=row)), each)
+        assert np.abs(each - to_numpy(attention(x))).max() > 1e-3  # the positions were used
+    with pytest.raises(ValueError, match=r"^attention: position_ids must have shape \(batch, steps\), "
+                                         r"got shape \(2, 5, 1\)$"):
+        layer.scores(x, position_ids=packed[None, :, None].repeat(2, 0))
+    with pytest.raises(ValueError, match=r"^mrope: position_ids must have shape \(2, batch, steps\), "
+                                         r"got shape \(5,\)$"):
+        mrope.scores(x, position_ids=packed)
+
+
+def test_the_next_position_of_a_row_without_tokens_is_0():
+    """Row 0 is all pads, row 1 has tokens at positions 0 and 1 with a pad between them; M-RoPE goes on
+    from the largest position of any axis (here 4, on the second axis of row 1's first token)."""
+    mask = np.array([[0, 0, 0], [1, 0, 1]])
+    x = np.random.default_rng(16).normal(size=(2, 3, 8)).astype("float32")
+    layer = PositionalSelfAttention(heads=2, key_dim=4, method="rope")
+    out, cache = layer.decode(x, attention_mask=mask)
+    assert to_numpy(layer.next_positions(cache, steps=2)).tolist() == [[0, 1], [2, 3]]
+    with pytest.raises(ValueError, match=r"^steps must be >= 1, got 0$"):
+        layer.next_positions(cache, steps=0)
+    with pytest.raises(TypeError, match=r"^steps must be an integer, got 2.0 \(float\)$"):
+        layer.next_positions(cache, steps=2.0)
+    assert np.all(to_numpy(out)[mask == 0] == 0)
+    mrope = PositionalSelfAttention(heads=2, key_dim=4, method="rope", method_options={"mrope_section": (1, 1)})
+    positions = np.array([[[7, 7, 7], [0, 5, 1]], [[7, 7, 7], [4, 5, 2]]])  # (axes, batch, steps); pads 7, 5
+    _, cache = mrope.decode(x, position_ids=positions, attention_mask=mask)
+    assert to_numpy(mrope.next_positions(cache)).tolist() == [[0], [5]]

@@ -318,6 +318,34 @@ class PositionalSelfAttention(keras.layers.Layer):
             blocks = ops.concatenate([ops.cast(cache["blocks"], "int32"), blocks], axis=-1)
         return _Placement(past_steps, steps, positions, key_positions, key_mask, documents, starts, blocks)
 
+    def _check_cache(self, cache, batch=None) -> None:
+        """Refuse a ``cache`` that is not this layer's: other names, or shapes of other heads or rows.
+
+        >>> layer = PositionalSelfAttention(heads=2, key_dim=4, name="attention")
+        >>> other = PositionalSelfAttention(heads=1, key_dim=4).empty_cache(3)
+        >>> layer.decode(np.zeros((3, 1, 8), "float32"), other)
+        Traceback (most recent call last):
+        ...
+        ValueError: attention: cache['keys'] must have shape (batch, heads, steps, key_dim) = (3, 2, 0, 4), got shape (3, 1, 0, 4)
+        """
+        names = ("keys", "values", "positions", "mask", "blocks")
+        if not isinstance(cache, dict) or sorted(cache) != sorted(names):
+            got = sorted(cache) if isinstance(cache, dict) else type(cache).__name__
+            raise ValueError(f"{self.name}: cache must be a dict of {list(names)} from empty_cache or decode, "
+                             f"got {got}")
+        steps = tuple(cache["mask"].shape) + (None, None)  # the steps held, and the rows when not given
+        batch, past = steps[0] if batch is None else batch, steps[1]
+        rows = "(batch, steps)" if self.position_axes == 1 else f"({self.position_axes}, batch, steps)"
+        wanted = {"keys": ("(batch, heads, steps, key_dim)", (batch, self.heads, past, self.key_dim)),
+                  "values": ("(batch, heads, steps, key_dim)", (batch, self.heads, past, self.key_dim)),
+                  "positions": (rows, (batch, past) if self.position_axes == 1 else (self.position_axes, batch, past)),
+                  "mask": ("(batch, steps)", (batch, past)), "blocks": ("(batch, steps)", (batch, past))}
+        for name, (axes, shape) in wanted.items():
+            got = tuple(cache[name].shape)
+            known = [(a, b) for a, b in zip(got, shape) if isinstance(a, int) and isinstance(b, int)]
+            if len(got) != len(shape) or any(a != b for a, b in known):
+                raise ValueError(f"{self.name}: cache[{name!r}] must have shape {axes} = {shape}, got shape {got}")
+
     def _given_positions(self, position_ids, batch, steps):
         positions = ops.cast(ops.convert_to_tensor(position_ids), "int32")
         wanted = (batch, steps) if self.position_axes == 1 else (self.position_axes, batch, steps)
@@ -345,6 +373,7 @@ class PositionalSelfAttention(keras.layers.Layer):
         [[4, 5], [2, 3]]
         """
         steps = require_int("steps", steps, minimum=1)
+        self._check_cache(cache)
         return self._next_position(cache)[:, None] + ops.arange(steps, dtype="int32")[None]
 
     def _next_position(self, cache):
@@ -531,6 +560,7 @@ class PositionalSelfAttention(keras.layers.Layer):
         """
         if cache is None:
             cache = self.empty_cache(int(ops.shape(inputs)[0]))
+        self._check_cache(cache, ops.shape(inputs)[0])
         return self(inputs, position_ids=position_ids, attention_mask=attention_mask, cache=cache,
                     block_ids=block_ids)
 
