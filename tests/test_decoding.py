@@ -503,6 +503,8 @@ def test_one_row_of_position_ids_serves_every_row_and_a_wrong_shape_is_refused()
     with pytest.raises(ValueError, match=r"^mrope: position_ids must have shape \(2, batch, steps\), "
                                          r"got shape \(5,\)$"):
         mrope.scores(x, position_ids=packed)
+    with pytest.raises(ValueError, match=r"^attention: position_ids must be integers, got dtype float32$"):
+        layer.scores(x, position_ids=(packed + 0.5).astype("float32"))
 
 
 def test_the_next_position_of_a_row_without_tokens_is_0():

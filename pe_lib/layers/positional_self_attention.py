@@ -347,7 +347,11 @@ class PositionalSelfAttention(keras.layers.Layer):
                 raise ValueError(f"{self.name}: cache[{name!r}] must have shape {axes} = {shape}, got shape {got}")
 
     def _given_positions(self, position_ids, batch, steps):
-        positions = ops.cast(ops.convert_to_tensor(position_ids), "int32")
+        given = ops.convert_to_tensor(position_ids)
+        dtype = keras.backend.standardize_dtype(given.dtype)
+        if "int" not in dtype:  # a float position would be cut to an integer, silently
+            raise ValueError(f"{self.name}: position_ids must be integers, got dtype {dtype}")
+        positions = ops.cast(given, "int32")
         wanted = (batch, steps) if self.position_axes == 1 else (self.position_axes, batch, steps)
         if len(positions.shape) == len(wanted) - 1:  # one row of positions for the whole batch
             positions = ops.broadcast_to(ops.expand_dims(positions, -2), wanted)
