@@ -127,7 +127,6 @@ def extrapolation_model(
         ...
         ValueError: ...the input has 9 steps but max_length is 8...
     """
-    entry = get_method(method)
     train_length = require_int("train_length", train_length, minimum=2)
     max_length = require_int("max_length", max_length, minimum=1)
     vocabulary_size = require_int("vocabulary_size", vocabulary_size, minimum=1)
@@ -136,6 +135,7 @@ def extrapolation_model(
     learning_rate = require_positive_float("learning_rate", learning_rate)
     seed = require_int("seed", seed, minimum=0)
     require_multiple("depth", depth, "heads", heads)
+    entry = get_method(method)
 
     # Token ids to vectors, plus a table if the method acts on the input.
     tokens, x = token_vectors(

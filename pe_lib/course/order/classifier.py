@@ -115,7 +115,6 @@ def order_classifier(
         >>> tuple(model(np.ones((3, 10), dtype="int32")).shape)
         (3, 1)
     """
-    entry = _require_method("method", method)
     vocabulary_size = require_int("vocabulary_size", vocabulary_size, minimum=1)
     max_length = require_int("max_length", max_length, minimum=1)
     depth = require_int("depth", depth, minimum=1)
@@ -123,8 +122,9 @@ def order_classifier(
     blocks = require_int("blocks", blocks, minimum=1)
     hidden = require_int("hidden", hidden, minimum=1)
     seed = require_int("seed", seed, minimum=0)
-    optimizer = _adam(learning_rate, decay_steps)
     require_multiple("depth", depth, "heads", heads)
+    entry = _require_method("method", method)
+    optimizer = _adam(learning_rate, decay_steps)
 
     keras.utils.set_random_seed(seed)
     tokens = keras.Input(shape=(None,), dtype="int32", name="tokens")
