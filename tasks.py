@@ -141,15 +141,20 @@ def lock(*extra: str) -> None:
           "which `test --lowest` does.", flush=True)
 
 
+#: How the book is built, here and by the tests that read it: every warning and
+#: every broken reference is an error, and all of them are reported at once.
+BOOK_BUILD_OPTIONS = ("-W", "-n", "--keep-going")
+
+
 def book(*extra: str) -> None:
-    run(PYTHON.parent / "jupyter-book", "build", ".", "-W", "-n", "--keep-going", *extra)
+    run(PYTHON.parent / "jupyter-book", "build", ".", *BOOK_BUILD_OPTIONS, *extra)
     print(f"The book is at {ROOT / '_build' / 'html' / 'index.html'}")
 
 
 def pdf(*extra: str) -> None:
     """The whole book as one PDF: Sphinx's single-page HTML book, printed by Chromium."""
     ensure_browser()
-    run(PYTHON.parent / "jupyter-book", "build", ".", "--builder", "singlehtml", "-W", "-n", "--keep-going", *extra)
+    run(PYTHON.parent / "jupyter-book", "build", ".", "--builder", "singlehtml", *BOOK_BUILD_OPTIONS, *extra)
     run(PYTHON, ROOT / "_ext" / "book_pdf.py", ROOT / "_build" / "singlehtml" / "index.html",
         ROOT / "_build" / "pdf" / "book.pdf")
 
