@@ -38,7 +38,7 @@ class ReleasedModel:
         positions: what :func:`pe_lib.model_config.read_config` read.
         trained_length: the context of pre-training, where the configuration
             or the model's report gives it.
-        other: what else the attention does with positions, in words.
+        other: a note on how else the model treats positions, in words.
         buys: what the choice buys, in words.
     """
 
