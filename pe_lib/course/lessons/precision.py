@@ -26,9 +26,9 @@ import numpy as np
 from pe_lib._checks import require_choice, require_int, require_positive_float
 from pe_lib.frequencies import angle_rates
 
-#: For each number format: significant bits (the leading one included), the
-#: smallest exponent ``e`` of a normal number written as ``m * 2**e`` with
-#: ``0.5 <= m < 1``, and the largest finite value.
+#: The significant bits (the leading one included) of each number format, the
+#: smallest exponent ``e`` of its normal numbers written as ``m * 2**e`` with
+#: ``0.5 <= m < 1``, and its largest finite value.
 NUMBER_FORMATS = {
     "float32": (24, -125, float(np.finfo(np.float32).max)),
     "bfloat16": (8, -125, float.fromhex("0x1.fep127")),
