@@ -1,13 +1,16 @@
-"""The misconceptions chapter heads each section as a myth, never as a fact, and
-links every myth to the chapter that teaches the truth (its headings once read
-"The exponent is k/d" and "Positions start at 1", and its contents list with them)."""
+"""The misconceptions chapter states each claim neutrally and lets the reader
+decide: its headings once all read "Myth: ...", which gave every answer away,
+and before that stated the myths as facts ("The exponent is k/d"). Each claim
+is headed "Claim: ...", its verdict reasons before it answers, names the answer
+once, and links to the section that shows it; true and false claims are mixed."""
 
 import json
 import re
 from pathlib import Path
 
 CHAPTER = Path(__file__).resolve().parents[1] / "chapters" / "misconceptions.ipynb"
-NOT_MYTHS = {"Errata in published worked examples", "Summary", "Exercises"}
+NOT_CLAIMS = {"Errata in published worked examples", "Summary", "Exercises"}
+ANSWER = re.compile(r"The\s+claim\s+is\s+\*\*(true|false|partly\s+true)\*\*")
 
 
 def sections() -> dict[str, str]:
@@ -18,19 +21,38 @@ def sections() -> dict[str, str]:
     return dict(zip(parts[1::2], parts[2::2]))
 
 
-def test_every_section_but_the_errata_summary_and_exercises_is_headed_as_a_myth():
+def claims() -> dict[str, str]:
+    return {heading: body for heading, body in sections().items() if heading not in NOT_CLAIMS}
+
+
+def verdict(body: str) -> str:
+    start = body.index(":::{admonition} The verdict")
+    return body[start:].split("\n", 2)[2].split("\n:::")[0].strip()
+
+
+def test_every_section_but_the_errata_summary_and_exercises_is_a_neutral_claim():
     found = sections()
-    myths = {heading: body for heading, body in found.items() if heading not in NOT_MYTHS}
-    assert set(found) - set(myths) == NOT_MYTHS
-    assert len(myths) >= 8
-    stated_as_facts = [heading for heading in myths if not heading.startswith("Myth: ")]
-    assert not stated_as_facts, f"headings that state a myth as a fact: {stated_as_facts}"
+    assert set(found) - set(claims()) == NOT_CLAIMS
+    assert len(claims()) >= 10
+    not_neutral = [heading for heading in claims() if not heading.startswith("Claim: ")]
+    assert not not_neutral, f"headings that are not stated as claims: {not_neutral}"
+    for heading, body in claims().items():
+        assert ":::{admonition} The claim" in body, heading
+        assert "Myth" not in heading and "myth" not in body.lower(), heading
 
 
-def test_every_myth_states_the_truth_and_links_to_where_it_is_taught():
-    for heading, body in sections().items():
-        if heading in NOT_MYTHS:
-            continue
-        assert ":::{admonition} The myth" in body, heading
-        truth = body[body.index("**The truth.**"):]
-        assert re.search(r"\{ref\}`[a-z0-9-]+`", truth), f"{heading}: the truth links nowhere"
+def test_every_verdict_reasons_first_answers_once_and_links_to_where_it_is_shown():
+    for heading, body in claims().items():
+        text = verdict(body)
+        assert not text.startswith("**"), f"{heading}: the verdict opens with its answer"
+        assert len(ANSWER.findall(text)) == 1, f"{heading}: the verdict must name its answer once"
+        assert ANSWER.search(text).start() > 100, f"{heading}: the answer comes before the reasons"
+        assert re.search(r"\{ref\}`[a-z0-9-]+`", text), f"{heading}: the verdict links nowhere"
+
+
+def test_true_and_false_claims_are_mixed():
+    answers = [" ".join(ANSWER.search(verdict(body)).group(1).split()) for body in claims().values()]
+    assert answers.count("true") >= 2 and answers.count("false") >= 2, answers
+    # no run of four claims with the same answer
+    runs = [answers[i:i + 4] for i in range(len(answers) - 3)]
+    assert all(len(set(run)) > 1 for run in runs), answers

@@ -1,4 +1,4 @@
-"""float32_angle_encoding (the wrong way) and column_errors (the measurement)."""
+"""float32_angle_encoding (the wrong way), column_errors and angle_errors (the measurements)."""
 
 import mpmath
 import numpy as np
@@ -7,7 +7,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pe_lib import angle_rates, sinusoidal_encoding
-from pe_lib.course.lessons.precision import column_errors, float32_angle_encoding, float32_angle_errors
+from pe_lib.course.lessons.precision import (
+    angle_errors,
+    column_errors,
+    float32_angle_encoding,
+    float32_angle_errors,
+    round_to_format,
+    rounded_angles,
+)
 
 depths = st.integers(min_value=1, max_value=64)
 # Below 2**24 every position is a float32 integer, so only the angle is rounded.
@@ -134,3 +141,82 @@ def test_float32_angle_errors_bound_the_sine_errors():
 def test_float32_angle_errors_refuse_positions_past_two_to_the_24():
     with pytest.raises(ValueError, match="start"):
         float32_angle_errors(2, 4, start=2**24 - 1)
+
+
+FORMAT_TYPES = {"float32": np.float32, "float16": np.float16}
+
+
+def _format_types():
+    import ml_dtypes
+
+    return {**FORMAT_TYPES, "bfloat16": ml_dtypes.bfloat16}
+
+
+@pytest.mark.parametrize("number_format", ["float32", "bfloat16", "float16"])
+def test_round_to_format_matches_the_format_itself(number_format):
+    # Every magnitude from subnormal to past the largest value, and whole numbers.
+    rng = np.random.default_rng(5)
+    values = rng.normal(size=20_000) * 10.0 ** rng.integers(-45, 40, size=20_000)
+    values = np.concatenate([values, np.arange(-70_000, 70_000), [0.0, 65_519.0, 65_520.0]])
+    with np.errstate(over="ignore"):
+        expected = values.astype(_format_types()[number_format]).astype(np.float64)
+    np.testing.assert_array_equal(round_to_format(values, number_format), expected)
+
+
+def test_whole_numbers_end_at_two_to_the_significand():
+    whole = np.arange(3000)
+    for number_format, last in (("bfloat16", 256), ("float16", 2048)):
+        held = round_to_format(whole, number_format) == whole
+        assert held[: last + 1].all() and not held[last + 1]
+
+
+def test_float64_angles_are_position_times_rate():
+    positions = np.array([[0, 7], [1000, 123_456]])
+    expected = positions[..., None] * angle_rates(8)[:4]
+    np.testing.assert_array_equal(rounded_angles(positions, 8, "float64"), expected)
+
+
+def test_angle_errors_in_float32_agree_with_the_exact_measurement():
+    for start in (0, 999, 10**6, 2**24 - 40):
+        np.testing.assert_allclose(
+            angle_errors(32, 16, "float32", start=start),
+            float32_angle_errors(32, 16, start=start),
+            rtol=2.0**-40, atol=(start + 32) * 2.0**-52,
+        )
+
+
+@pytest.mark.parametrize("number_format", ["bfloat16", "float16"])
+def test_angle_errors_against_exact_rationals(number_format):
+    # The angle formed in the format by its own type, and the true angle, as fractions.
+    from fractions import Fraction
+
+    dtype = _format_types()[number_format]
+    start, length, depth = 990, 20, 6
+    expected = []
+    for rate in angle_rates(depth):
+        worst = max(
+            abs(Fraction(float(dtype(dtype(p) * dtype(rate)))) - Fraction(p) * Fraction(float(rate)))
+            for p in range(start, start + length)
+        )
+        expected += [float(worst)] * 2
+    np.testing.assert_allclose(angle_errors(length, depth, number_format, start=start), expected, rtol=2.0**-40)
+
+
+def test_float16_overflows_past_its_largest_value():
+    assert np.isfinite(angle_errors(1, 4, "float16", start=65_504)).all()
+    assert np.isinf(angle_errors(1, 4, "float16", start=65_520)).all()
+
+
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (lambda: round_to_format([1.0], "int8"), ValueError, "number_format"),
+        (lambda: rounded_angles([1.5], 4, "float32"), TypeError, "positions"),
+        (lambda: rounded_angles([1], 4, "float8"), ValueError, "number_format"),
+        (lambda: angle_errors(0, 4, "float16"), ValueError, "length"),
+        (lambda: angle_errors(2, 4, "float64"), ValueError, "number_format"),
+    ],
+)
+def test_new_measurements_name_the_bad_argument(call, error, message):
+    with pytest.raises(error, match=message):
+        call()

@@ -12,14 +12,28 @@ table against a float64 reference, and :func:`float32_angle_errors` measures
 the cause, the rounding of the angles, by IEEE arithmetic alone, so that it
 gives the same numbers on every processor. :func:`~pe_lib.sinusoidal.sinusoidal_encoding` forms
 its angles in float64 and rounds only the final values.
+
+:func:`rounded_angles` forms the angles as released code would in a given
+number format, float32, bfloat16 or float16, with :func:`round_to_format` doing
+that format's rounding in float64 (no half-precision type needed), and
+:func:`angle_errors` measures them.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from pe_lib._checks import require_int, require_positive_float
+from pe_lib._checks import require_choice, require_int, require_positive_float
 from pe_lib.frequencies import angle_rates
+
+#: The significant bits (the leading one included) of each number format, the
+#: smallest exponent ``e`` of its normal numbers written as ``m * 2**e`` with
+#: ``0.5 <= m < 1``, and its largest finite value.
+NUMBER_FORMATS = {
+    "float32": (24, -125, float(np.finfo(np.float32).max)),
+    "bfloat16": (8, -125, float.fromhex("0x1.fep127")),
+    "float16": (11, -13, 65504.0),
+}
 
 
 def _direct_encoding(length: int, depth: int, base: float, start: int, angle_dtype) -> np.ndarray:
@@ -151,4 +165,111 @@ def float32_angle_errors(length: int, depth: int, *, base: float = 10000.0, star
     rest = rates - rates32.astype(np.float64)
     rounded = (positions.astype(np.float32) * rates32).astype(np.float64)
     errors = np.abs((rounded - positions * rates32.astype(np.float64)) - positions * rest)
+    return np.repeat(errors.max(axis=0), 2)[:depth]
+
+
+def round_to_format(values, number_format: str) -> np.ndarray:
+    r"""Round float64 values to the nearest number of ``number_format``, ties to even.
+
+    A format with ``t`` significant bits holds every whole number up to
+    :math:`2^t` and then only every second one: 256 is the last of
+    bfloat16's run, 2048 of float16's. Values past the largest finite number
+    become infinite, as a cast does; small ones keep the format's subnormal steps.
+
+    Args:
+        values: numbers, any shape.
+        number_format: ``"float32"``, ``"bfloat16"`` or ``"float16"``.
+
+    Returns:
+        A float64 array of the rounded values.
+
+    Example:
+        >>> round_to_format([256, 257, 258], "bfloat16").tolist()
+        [256.0, 256.0, 258.0]
+        >>> round_to_format([2049, 70000], "float16").tolist()
+        [2048.0, inf]
+    """
+    number_format = require_choice("number_format", number_format, tuple(NUMBER_FORMATS))
+    bits, lowest, largest = NUMBER_FORMATS[number_format]
+    values = np.asarray(values, dtype=np.float64)
+    _, exponent = np.frexp(values)
+    step = np.ldexp(1.0, np.maximum(exponent, lowest) - bits)
+    with np.errstate(invalid="ignore"):  # infinities stay infinite
+        rounded = np.rint(values / step) * step  # a power-of-two step: exact
+    return np.where(np.abs(rounded) > largest, np.copysign(np.inf, values), rounded)
+
+
+def rounded_angles(positions, depth: int, number_format: str, *, base: float = 10000.0) -> np.ndarray:
+    r"""The angles :math:`p\,\omega_i` formed in ``number_format``, as float64 values.
+
+    The position and the rate are each rounded to the format, and so is their
+    product, as ``positions.to(dtype) * rates.to(dtype)`` does.
+    ``"float64"`` gives the float64 product, the reference.
+
+    Args:
+        positions: whole-number positions, any shape.
+        depth: width of the encoding or head; one angle per pair.
+        number_format: ``"float64"``, ``"float32"``, ``"bfloat16"`` or
+            ``"float16"``.
+        base: the constant :math:`N` of the rates.
+
+    Returns:
+        A float64 array of shape ``positions.shape + (depth // 2,)``.
+
+    Example:
+        In bfloat16, position 257 is position 256:
+
+        >>> rounded_angles([256, 257], 4, "bfloat16")[:, 0].tolist()
+        [256.0, 256.0]
+    """
+    depth = require_int("depth", depth, minimum=2)
+    base = require_positive_float("base", base)
+    number_format = require_choice("number_format", number_format, ("float64", *NUMBER_FORMATS))
+    array = np.asarray(positions)
+    if not np.issubdtype(array.dtype, np.integer):
+        raise TypeError(f"positions must be whole numbers, got {positions!r} (dtype {array.dtype})")
+    positions = array.astype(np.float64)
+    rates = angle_rates(depth, base=base)[: depth // 2]
+    if number_format == "float64":
+        return np.multiply.outer(positions, rates)
+    held = np.multiply.outer(round_to_format(positions, number_format), round_to_format(rates, number_format))
+    # Two numbers of at most 24 bits multiply exactly in float64; one rounding remains.
+    return round_to_format(held, number_format)
+
+
+def angle_errors(length: int, depth: int, number_format: str, *, base: float = 10000.0, start: int = 0) -> np.ndarray:
+    r"""How far angles formed in ``number_format`` are from the true ones, column by column.
+
+    Like :func:`float32_angle_errors`, for any format of :data:`NUMBER_FORMATS`
+    and any position: a position the format cannot hold is rounded too, and
+    one past its largest value makes the error infinite. The reference is the
+    float64 angle, off by less than :math:`p \cdot 2^{-52}`.
+
+    Args:
+        length: number of positions (rows), ``>= 1``.
+        depth: encoding size (columns), ``>= 2``; a sine and its cosine share
+            one angle, so they get the same value.
+        number_format: ``"float32"``, ``"bfloat16"`` or ``"float16"``.
+        base: the constant :math:`N` of the encoding.
+        start: position of the first row.
+
+    Returns:
+        A float64 array of length ``depth``.
+
+    Example:
+        From 512 to 1023 bfloat16 holds only every fourth whole number, so
+        even the rate-1 angle is off by up to 2; float16 ends at 65504:
+
+        >>> angle_errors(24, 4, "bfloat16", start=1000)[:2].tolist()
+        [2.0, 2.0]
+        >>> angle_errors(1, 4, "float16", start=70000).tolist()
+        [inf, inf, inf, inf]
+    """
+    length = require_int("length", length, minimum=1)
+    start = require_int("start", start, minimum=0)
+    number_format = require_choice("number_format", number_format, tuple(NUMBER_FORMATS))
+    positions = np.arange(start, start + length)
+    formed = rounded_angles(positions, depth, number_format, base=base)
+    with np.errstate(invalid="ignore"):
+        errors = np.abs(formed - rounded_angles(positions, depth, "float64", base=base))
     return np.repeat(errors.max(axis=0), 2)[:depth]
