@@ -80,7 +80,7 @@ def reading_table() -> None:
     """Print every page's words and reading time, each part's totals, and the limits."""
     path = rt.reader_path(ROOT)
     parts = {"Introduction": ["intro"], **path, "For teachers": ["chapters/classroom"]}
-    print(f"{'page':<28}{'words':>7}{'code':>6}{'figs':>6}{'exer':>6}{'furth':>6}{'read':>12}{'with exer.':>13}"
+    print(f"{'page':<28}{'words':>7}{'eqs':>5}{'code':>6}{'figs':>6}{'exer':>6}{'furth':>6}{'read':>12}{'with exer.':>13}"
           f"{'with all':>13}")
     on_path = rt.PageCounts(0, 0, 0, 0)
     for part, names in parts.items():
@@ -90,14 +90,16 @@ def reading_table() -> None:
             counts = rt.page_counts(rt.page_file(ROOT, name))
             total += counts
             over = "  OVER" if counts.words > rt.PAGE_WORD_LIMIT and part != "For teachers" else ""
-            print(f"  {name.removeprefix('chapters/'):<26}{counts.words:7,d}{counts.code_lines:6d}{counts.figures:6d}"
+            print(f"  {name.removeprefix('chapters/'):<26}{counts.words:7,d}{counts.equations:5d}{counts.code_lines:6d}"
+                  f"{counts.figures:6d}"
                   f"{counts.exercises:6d}{counts.further_exercises:6d}{rt.format_minutes(counts.reading_minutes()):>12}"
                   f"{rt.format_minutes(counts.minutes_with_exercises()):>13}"
                   f"{rt.format_minutes(counts.minutes_with_all_exercises()):>13}{over}")
         if part != "For teachers":
             on_path += total
         if len(names) > 1:
-            print(f"  {'total':<26}{total.words:7,d}{total.code_lines:6d}{total.figures:6d}{total.exercises:6d}"
+            print(f"  {'total':<26}{total.words:7,d}{total.equations:5d}{total.code_lines:6d}{total.figures:6d}"
+                  f"{total.exercises:6d}"
                   f"{total.further_exercises:6d}{rt.format_minutes(total.reading_minutes()):>12}"
                   f"{rt.format_minutes(total.minutes_with_exercises()):>13}"
                   f"{rt.format_minutes(total.minutes_with_all_exercises()):>13}")
@@ -111,7 +113,8 @@ def reading_table() -> None:
           f"{rt.format_minutes(on_path.reading_minutes())} to read, "
           f"{rt.format_minutes(on_path.minutes_with_exercises())} with the core exercises, "
           f"{rt.format_minutes(on_path.minutes_with_all_exercises())} with all of them")
-    print(f"(reading at {rt.WORDS_PER_MINUTE} words a minute, {rt.SECONDS_PER_CODE_LINE} s a line of code, "
+    print(f"(reading at {rt.WORDS_PER_MINUTE} words a minute, {rt.SECONDS_PER_EQUATION} s a display equation, "
+          f"{rt.SECONDS_PER_CODE_LINE} s a line of code, "
           f"{rt.SECONDS_PER_FIGURE} s a figure or table, {rt.MINUTES_PER_EXERCISE} min an exercise)\n", flush=True)
 
 
@@ -131,11 +134,12 @@ def intro_tables() -> None:
     too; the deep dives have none of those, and their table leaves it out (it
     fits a phone's width that way)."""
     path = rt.reader_path(ROOT)
-    heads = {rt.CORE_PART: ("Core chapter", "The core path"), rt.DEEP_DIVES_PART: ("Deep dive", "Core and deep dives")}
-    running = rt.PageCounts(0, 0, 0, 0)
+    heads = {rt.CORE_PART: ("Core chapter", "The core path"), rt.DEEP_DIVES_PART: ("Deep dive", "The deep dives")}
+    whole = rt.PageCounts(0, 0, 0, 0)
     for part, names in path.items():
         head, total_name = heads[part]
         with_all = part == rt.CORE_PART
+        running = rt.PageCounts(0, 0, 0, 0)
 
         def row(name: str, counts: rt.PageCounts, bold: str = "") -> str:
             times = [counts.reading_minutes(), counts.minutes_with_exercises()]
@@ -150,6 +154,10 @@ def intro_tables() -> None:
             running += counts
             print(row(f"{{ref}}`{chapter_label(file)}`", counts))
         print(row(f"**{total_name}**", running, bold="**") + "\n")
+        whole += running
+    print(f"The whole path: about {rt.format_minutes(whole.reading_minutes())} to read, "
+          f"{rt.format_minutes(whole.minutes_with_exercises())} with every exercise titled *Exercise*, "
+          f"{rt.format_minutes(whole.minutes_with_all_exercises())} with the *Going further* ones too.")
 
 
 def main() -> None:

@@ -1,6 +1,6 @@
 """A course a reader can finish: the introduction's reading times are those of
 the pages, no page on the reader's path is too long for one sitting, the path
-stays under its word budget, and the core fits an afternoon.
+stays under its word budget, and the core fits two afternoons.
 
 The times and counts come from ``pe_lib.course.display.reading_time``, which
 defines once how a page is counted. An introduction is a Markdown page, where
@@ -30,7 +30,7 @@ ON_PATH = ["intro", *CORE, *DEEP_DIVES]
 REMEDY = "`python3 tasks.py bench timings --intro-tables` prints the tables to paste into intro.md"
 ROW = re.compile(r"^\|\s*(?P<page>[^|]+?)\s*\|\s*(?P<read>[^|]+?)\s*\|\s*(?P<exercises>[^|]+?)\s*\|"
                  r"(?:\s*(?P<all>[^|]+?)\s*\|)?\s*$", re.M)
-CORE_TOTAL, WHOLE_TOTAL = "**The core path**", "**Core and deep dives**"
+CORE_TOTAL, DEEP_TOTAL = "**The core path**", "**The deep dives**"
 
 
 def chapter_labels() -> dict[str, str]:
@@ -103,7 +103,7 @@ def test_each_stated_time_is_its_pages(page):
         f"({counts(page)}); {REMEDY}")
 
 
-@pytest.mark.parametrize("name, pages, columns", [(CORE_TOTAL, CORE, 3), (WHOLE_TOTAL, CORE + DEEP_DIVES, 2)])
+@pytest.mark.parametrize("name, pages, columns", [(CORE_TOTAL, CORE, 3), (DEEP_TOTAL, DEEP_DIVES, 2)])
 def test_each_stated_total_is_its_pages(name, pages, columns):
     stated = stated_times().get(name)
     assert stated and len(stated) == columns, f"the introduction has no row {name} with {columns} times"
@@ -111,10 +111,23 @@ def test_each_stated_total_is_its_pages(name, pages, columns):
         f"intro.md states {stated} minutes for {name}; the pages give {describe(total(pages))}; {REMEDY}")
 
 
+def test_the_introduction_states_the_whole_paths_three_times():
+    """Core and deep dives together, in each column: the sum no table row gives."""
+    sentence = " ".join(INTRO.split())
+    found = re.search(r"The whole path: about (?P<read>[\dh min]+?) to read, (?P<exercises>[\dh min]+?) with every "
+                      r"exercise titled \*Exercise\*, (?P<all>[\dh min]+?) with the \*Going further\* ones too",
+                      sentence)
+    assert found, f"intro.md must state the whole path's times; {REMEDY}"
+    stated = tuple(rt.parse_minutes(found[column]) for column in ("read", "exercises", "all"))
+    assert not off_by_more_than_a_step(stated, total(CORE + DEEP_DIVES)), (
+        f"intro.md states {stated} minutes for the whole path; its pages give {describe(total(CORE + DEEP_DIVES))}")
+
+
 def test_the_introduction_states_the_rates_the_times_are_counted_at():
     sentence = " ".join(INTRO.split())
-    expected = (f"{rt.WORDS_PER_MINUTE} words a minute, {rt.SECONDS_PER_CODE_LINE} seconds for each line of code "
-                f"shown, {rt.SECONDS_PER_FIGURE} seconds for each figure or table, and {rt.MINUTES_PER_EXERCISE} "
+    expected = (f"{rt.WORDS_PER_MINUTE} words a minute, {rt.SECONDS_PER_EQUATION} seconds for each display "
+                f"equation, {rt.SECONDS_PER_CODE_LINE} seconds for each line of code shown, "
+                f"{rt.SECONDS_PER_FIGURE} seconds for each figure or table, and {rt.MINUTES_PER_EXERCISE} "
                 f"minutes for each exercise")
     assert expected in sentence, f"intro.md must say how its times are counted: {expected!r}"
     assert f"more than {rt.ROUNDING_MINUTES} minutes off" in sentence
@@ -139,7 +152,7 @@ def test_the_path_is_under_its_word_budget():
         + ", ".join(f"{page.removeprefix('chapters/')} {count:,d}" for page, count in words.items()))
 
 
-def test_the_core_path_fits_an_afternoon_with_its_core_exercises():
+def test_the_core_path_fits_two_afternoons_with_its_core_exercises():
     minutes = total(CORE).minutes_with_exercises()
     assert minutes <= rt.CORE_MINUTES_LIMIT, (
         f"the core path takes {minutes:.0f} minutes with its core exercises ({total(CORE)}), "
@@ -153,7 +166,7 @@ def test_each_core_chapter_has_a_core_exercise():
 
 
 def test_the_introduction_states_both_times_of_the_core_path():
-    """The sentence that sells the afternoon: both times, each within a rounding step."""
+    """The sentence that promises the two afternoons: both times, each within a rounding step."""
     sentence = " ".join(INTRO.split())
     found = re.search(r"about (?P<core>[\dh min]+?) with each chapter's core exercise, "
                       r"(?P<all>[\dh min]+?) with the \*Going further\* exercises too", sentence)
@@ -204,18 +217,18 @@ def test_a_page_is_counted_as_the_module_says(tmp_path):
     (tmp_path / "helper.py").write_text(HELPER, encoding="utf-8")
     (tmp_path / "sample.ipynb").write_text(json.dumps(PAGE), encoding="utf-8")
     counted = rt.page_counts(tmp_path / "sample.ipynb")
-    # words: "A sample page" 3; "Pair turns by at [rate] radians see the rule" 9; the caption 5;
-    # "Exercise 1 by hand" 4, "Compute [x] twice" 3; "Going further 2" 3, "Again" 1;
-    # "Solution" 1, "It is one" 3
-    assert counted.words == 3 + 9 + 5 + 4 + 3 + 3 + 1 + 1 + 3
+    # words: "A sample page" 3; "Pair [i] turns by [omega_i] at [rate] radians see the rule" 11 (a piece
+    # of inline mathematics is a word); the caption 5; "Exercise 1 by hand" 4, "Compute [x] twice" 3;
+    # "Going further 2" 3, "Again" 1; "Solution" 1, "It is one" 3
+    assert counted.words == 3 + 11 + 5 + 4 + 3 + 3 + 1 + 1 + 3
     # code: two lines of the visible cell, four of the include (from "total = 0" to "return total"),
     # one of the fenced solution
     assert counted.code_lines == 2 + 4 + 1
-    assert (counted.figures, counted.exercises, counted.further_exercises) == (2, 1, 1)
-    reading = 32 / 200 + 7 * 4 / 60 + 2 * 30 / 60
+    assert (counted.figures, counted.exercises, counted.further_exercises, counted.equations) == (2, 1, 1, 1)
+    reading = 34 / 120 + 1 * 30 / 60 + 7 * 8 / 60 + 2 * 60 / 60
     assert counted.reading_minutes() == pytest.approx(reading)
-    assert counted.minutes_with_exercises() == pytest.approx(reading + 5)
-    assert counted.minutes_with_all_exercises() == pytest.approx(reading + 10)
+    assert counted.minutes_with_exercises() == pytest.approx(reading + 10)
+    assert counted.minutes_with_all_exercises() == pytest.approx(reading + 20)
 
 
 def test_a_missing_include_is_an_error_that_names_it(tmp_path):
@@ -223,3 +236,11 @@ def test_a_missing_include_is_an_error_that_names_it(tmp_path):
     (tmp_path / "sample.ipynb").write_text(json.dumps(page), encoding="utf-8")
     with pytest.raises(FileNotFoundError, match="helper.py"):
         rt.page_counts(tmp_path / "sample.ipynb")
+
+
+def test_the_introduction_counts_the_core_chapters_it_lists():
+    words = "one two three four five six seven eight nine ten eleven twelve".split()
+    found = re.search(r"The \*\*core path\*\* is (\w+) chapters", INTRO)
+    assert found, "intro.md must say how many chapters the core path has"
+    assert found.group(1) == words[len(CORE) - 1], (
+        f"intro.md says the core path is {found.group(1)} chapters; _toc.yml lists {len(CORE)}")

@@ -4,10 +4,12 @@ A page is a chapter notebook or a Markdown page such as ``intro.md``. What a
 reader spends time on is counted from what the page shows:
 
 - **prose words**: the words of its Markdown (admonitions, captions and
-  tables included), leaving out display and inline mathematics, fenced code,
-  directive options (``:alt:``, ``:name:``, ``:class:``), labels and comments.
-  A role (a glued number, a link, a citation) and a span of inline code count
-  as one word each, a link that gives its own text as the words of that text;
+  tables included), leaving out display mathematics, fenced code, directive
+  options (``:alt:``, ``:name:``, ``:class:``), labels and comments. A role (a
+  glued number, a link, a citation), a span of inline code and a piece of
+  inline mathematics count as one word each, a link that gives its own text as
+  the words of that text;
+- **display equations**: each ``$$ ... $$`` block and ``{math}`` directive;
 - **visible code lines**: the non-blank lines of the code cells the book shows
   (neither removed nor folded: no ``remove-cell``, ``remove-input``,
   ``hide-input`` or ``hide-cell`` tag), of code fences in the Markdown, and of
@@ -23,16 +25,19 @@ The time to read a page is
 
 .. math::
 
-   \frac{\text{words}}{200\ \text{per minute}}
-   + \text{code lines} \times 4\ \text{s}
-   + \text{figures} \times 30\ \text{s},
+   \frac{\text{words}}{120\ \text{per minute}}
+   + \text{equations} \times 30\ \text{s}
+   + \text{code lines} \times 8\ \text{s}
+   + \text{figures} \times 60\ \text{s},
 
-and with its exercises, 5 minutes more for each core exercise (to try it and
+and with its exercises, 10 minutes more for each core exercise (to try it and
 read its solution, whose words are already counted); with all its exercises,
-5 minutes more for each further exercise too. Every exercise's words and
-code count in the reading time, whether core or further. 200 words a minute is a careful
-pace for technical prose, below the 238 that Brysbaert (2019) measured for
-reading non-fiction; a line of code is read more slowly than a line of prose.
+10 minutes more for each further exercise too. Every exercise's words and
+code count in the reading time, whether core or further. 120 words a minute
+is a pace for studying, not for reading through: the rates usually given for
+reading to learn run from 100 to 200 words a minute, against about 240 for
+reading non-fiction (Brysbaert, 2019). A student stops at an equation, reads a
+line of code twice and looks for what a figure shows.
 
 >>> text = '''(chapter-x)=
 ... # A title
@@ -44,13 +49,13 @@ reading non-fiction; a line of code is read more slowly than a line of prose.
 ... $$ (eq-rate)
 ... '''
 >>> prose_words(text)
-8
->>> counts = PageCounts(words=1000, code_lines=30, figures=4, exercises=1,
-...                     further_exercises=2)
+9
+>>> counts = PageCounts(words=1200, code_lines=30, figures=4, exercises=1,
+...                     further_exercises=2, equations=6)
 >>> counts.reading_minutes(), counts.minutes_with_exercises()
-(9.0, 14.0)
+(21.0, 31.0)
 >>> counts.minutes_with_all_exercises()
-24.0
+51.0
 """
 
 from __future__ import annotations
@@ -61,14 +66,16 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-#: A careful reading pace for technical prose, in words per minute.
-WORDS_PER_MINUTE = 200
+#: A pace for studying technical prose, in words per minute.
+WORDS_PER_MINUTE = 120
+#: Time to work through one display equation, in seconds.
+SECONDS_PER_EQUATION = 30
 #: Time to read one visible line of code, in seconds.
-SECONDS_PER_CODE_LINE = 4
+SECONDS_PER_CODE_LINE = 8
 #: Time to look at one figure or glued table, in seconds.
-SECONDS_PER_FIGURE = 30
+SECONDS_PER_FIGURE = 60
 #: Time to try one exercise and read its solution, in minutes.
-MINUTES_PER_EXERCISE = 5
+MINUTES_PER_EXERCISE = 10
 
 #: Times are stated to the nearest this many minutes.
 ROUNDING_MINUTES = 5
@@ -76,8 +83,9 @@ ROUNDING_MINUTES = 5
 PAGE_WORD_LIMIT = 3000
 #: The reader's path (introduction, core and deep dives) holds fewer prose words than this.
 PATH_WORD_LIMIT = 30000
-#: The core path, its core exercises included, takes at most this many minutes.
-CORE_MINUTES_LIMIT = 180
+#: The core path, its core exercises included, takes at most this many minutes:
+#: two afternoons of three hours, at the studying pace above.
+CORE_MINUTES_LIMIT = 360
 
 #: The parts of ``_toc.yml`` that make the reader's path, in order.
 CORE_PART = "Core path"
@@ -108,10 +116,10 @@ _OPTION = re.compile(r"^\s*:[\w-]+:")
 @dataclass(frozen=True)
 class PageCounts:
     """What one page asks of its reader: words, code lines, figures, core
-    exercises and further exercises.
+    exercises, further exercises and display equations.
 
-    >>> PageCounts(words=400, code_lines=0, figures=0, exercises=1).minutes_with_exercises()
-    7.0
+    >>> PageCounts(words=240, code_lines=0, figures=0, exercises=1).minutes_with_exercises()
+    12.0
     """
 
     words: int
@@ -119,11 +127,12 @@ class PageCounts:
     figures: int
     exercises: int
     further_exercises: int = 0
+    equations: int = 0
 
     def reading_minutes(self) -> float:
-        """Minutes to read the page: its words, code lines and figures."""
-        return (self.words / WORDS_PER_MINUTE + self.code_lines * SECONDS_PER_CODE_LINE / 60
-                + self.figures * SECONDS_PER_FIGURE / 60)
+        """Minutes to read the page: its words, equations, code lines and figures."""
+        return (self.words / WORDS_PER_MINUTE + self.equations * SECONDS_PER_EQUATION / 60
+                + self.code_lines * SECONDS_PER_CODE_LINE / 60 + self.figures * SECONDS_PER_FIGURE / 60)
 
     def minutes_with_exercises(self) -> float:
         """Minutes to read the page and do its core exercises."""
@@ -136,7 +145,7 @@ class PageCounts:
     def __add__(self, other: PageCounts) -> PageCounts:
         return PageCounts(self.words + other.words, self.code_lines + other.code_lines,
                           self.figures + other.figures, self.exercises + other.exercises,
-                          self.further_exercises + other.further_exercises)
+                          self.further_exercises + other.further_exercises, self.equations + other.equations)
 
 
 @dataclass
@@ -146,13 +155,14 @@ class _Tally:
     figures: int = 0
     exercises: int = 0
     further_exercises: int = 0
+    equations: int = 0
 
 
 def prose_words(markdown: str) -> int:
     """The number of prose words in ``markdown`` (see the module's rules).
 
     >>> prose_words("See {ref}`chapter-rope` and `pe_lib.rope`, or $x_i + 1$.")
-    5
+    6
     >>> prose_words(":::{admonition} Exercise 1\\n:class: dropdown\\nTwo words.\\n:::")
     4
     >>> prose_words(":::{admonition} Going further 2 (by hand)\\nTwo words.\\n:::")
@@ -183,9 +193,11 @@ def page_counts(path: str | Path) -> PageCounts:
                 tally.code_lines += _non_blank(source.splitlines())
     else:
         raise ValueError(f"path must be a .ipynb notebook or a .md page, got {str(path)!r}")
-    return PageCounts(words=_count_words("\n".join(tally.prose)), code_lines=tally.code_lines,
+    prose = "\n".join(tally.prose)
+    return PageCounts(words=_count_words(prose), code_lines=tally.code_lines,
                       figures=tally.figures, exercises=tally.exercises,
-                      further_exercises=tally.further_exercises)
+                      further_exercises=tally.further_exercises,
+                      equations=tally.equations + len(_DISPLAY_MATH.findall(prose)))
 
 
 def format_minutes(minutes: float) -> str:
@@ -240,15 +252,18 @@ def page_file(root: str | Path, name: str) -> Path:
     raise FileNotFoundError(f"_toc.yml names {name!r}, but neither {name}.ipynb nor {name}.md exists")
 
 
+_DISPLAY_MATH = re.compile(r"\$\$.*?\$\$(?:[ \t]*\([\w:-]+\))?", re.S)
+
+
 def _count_words(text: str) -> int:
-    text = re.sub(r"\$\$.*?\$\$(?:[ \t]*\([\w:-]+\))?", " ", text, flags=re.S)  # display mathematics
+    text = _DISPLAY_MATH.sub(" ", text)  # display mathematics: counted as equations
     text = re.sub(r"<!--.*?-->", " ", text, flags=re.S)
     text = re.sub(r"^\s*\([\w:-]+\)=\s*$", " ", text, flags=re.M)  # labels
     text = re.sub(r"^\s*%.*$", " ", text, flags=re.M)  # MyST comments
     text = re.sub(r"\{[\w:.-]+\}`([^`]*?)\s*<[^<>`]+>`", r" \1 ", text)  # a role with its own text
     text = re.sub(r"\{[\w:.-]+\}`[^`]*`", " ROLE ", text)  # any other role: one word
     text = re.sub(r"`[^`]+`", " CODE ", text)  # inline code: one word
-    text = re.sub(r"(?<![\\$])\$(?!\$)[^$]+?(?<!\\)\$", " ", text, flags=re.S)  # inline mathematics
+    text = re.sub(r"(?<![\\$])\$(?!\$)[^$]+?(?<!\\)\$", " MATH ", text, flags=re.S)  # inline mathematics: one word
     text = re.sub(r"!\[[^\]]*\]\([^)]*\)", " ", text)  # an image's alt text
     text = re.sub(r"\]\([^)]*\)", "] ", text)  # a link's address
     text = re.sub(r"\]\{[^}]*\}", "] ", text)  # a span's classes
@@ -289,6 +304,8 @@ def _read_block(info: str, body: list[str], tally: _Tally, folder: Path | None) 
         tally.exercises += 1
     if name == "admonition" and argument.lower().startswith(FURTHER_EXERCISE_TITLE):
         tally.further_exercises += 1
+    if name == "math":
+        tally.equations += 1
     if name == "literalinclude":
         tally.code_lines += _non_blank(_included_lines(argument, options, folder))
     if name in CODE_DIRECTIVES:
