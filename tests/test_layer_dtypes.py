@@ -329,13 +329,16 @@ def test_shaw_terms_are_the_exact_sums_within_the_rounding_of_the_compute_dtype(
 
 #: Layers as the schemes of released models build them: Gemma 3's local layer
 #: (RoPE in a sliding window), Llama 4's NoPE layer (query temperature), a
-#: gpt-oss-style layer (window, first tokens kept, a sink logit per head).
+#: gpt-oss-style layer (window, first tokens kept, a sink logit per head), a
+#: RoPE layer with Llama 4's qk-norm (computed in float32, or float64 under a
+#: float64 policy, whatever the compute dtype).
 SCHEME_LAYERS = {
     "gemma3-local": gemma3_scheme(1, sliding_window=3)[0],
     "llama4-nope": llama4_scheme(4, floor_scale=2, attn_scale=0.5)[3],
     "sinks": LayerPositions("none", window=3, sink_tokens=1, sink_logit=True),
     "constant-temperature": LayerPositions("none", temperature={"kind": "constant", "factor": 1.75}),
     "log-length-temperature": LayerPositions("none", temperature={"kind": "log_length", "trained_length": 3}),
+    "qk-norm": LayerPositions("rope", qk_norm=True),
 }
 
 #: How many unit roundoffs of the compute dtype an output may be off, relative to
@@ -371,12 +374,14 @@ def test_self_attention_of_each_scheme_layer_computes_in_the_compute_dtype(case,
     x_seen = received(x, given, compute)
     settings = dict(heads=heads, key_dim=key_dim, method=options["method"], base=options["base"],
                     window=options["window"], sink_tokens=options["sink_tokens"])
-    expected = reference_attention(x_seen, seen, sinks=sinks,
-                                   temperature=options["temperature"], **settings)
+    epsilon = 1e-5 if options.get("qk_norm") else None  # Hugging Face's rms_norm_eps, the default
+    expected = reference_attention(x_seen, seen, sinks=sinks, temperature=options["temperature"],
+                                   qk_norm_epsilon=epsilon, **settings)
     bound = ATTENTION_UNITS * unit(compute) * np.abs(expected).max()
     assert_within(as_float64(outputs), expected, bound, f"{scheme} under {policy} on {given}")
     if compute in ("float32", "float64"):
+        rotated = scheme in ("gemma3-local", "qk-norm")  # without the option, RoPE alone
         without = reference_attention(x_seen, seen, sinks=None, temperature=None,
                                       **{**settings, "window": None, "sink_tokens": 0,
-                                         "method": "none" if scheme != "gemma3-local" else "rope"})
+                                         "method": "rope" if rotated else "none"})
         assert np.abs(without - expected).max() > 100 * bound
