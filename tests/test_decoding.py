@@ -244,6 +244,22 @@ def test_each_cached_step_is_the_row_of_the_full_pass(case):
     np.testing.assert_allclose(got, full, rtol=0, atol=2 * float32_bound(full))
 
 
+@pytest.mark.parametrize("method", ["rope", "alibi"])
+def test_scores_with_a_cache_are_the_last_rows_of_the_full_scores(method):
+    """``scores`` of a block after a cache: the keys of the cache first, at their positions."""
+    layer = PositionalSelfAttention(heads=2, key_dim=4, method=method)
+    x = np.random.default_rng(9).normal(size=(2, 6, 8)).astype("float32")
+    layer(x)
+    full = to_numpy(layer.scores(x))
+    _, cache = layer.decode(x[:, :4])
+    got = to_numpy(layer.scores(x[:, 4:], cache=cache))
+    assert got.shape == (2, 2, 2, 6)
+    visible = np.tril(np.ones((6, 6), bool))[4:]
+    np.testing.assert_allclose(got[..., visible], full[:, :, 4:][..., visible], rtol=0,
+                               atol=2 * float32_bound(full[..., np.tril(np.ones((6, 6), bool))]))
+    assert np.all(got[..., ~visible] == -1e9)
+
+
 @pytest.mark.parametrize("method", ["rope_dynamic", "rope_longrope"])
 def test_methods_that_follow_the_length_equal_the_pass_over_each_prefix(method):
     """Dynamic NTK and LongRoPE choose their rates by the current length: a cached step at length n is
