@@ -274,6 +274,24 @@ def test_methods_that_follow_the_length_equal_the_pass_over_each_prefix(method):
         np.testing.assert_allclose(got[:, n - 1], prefix, rtol=0, atol=2 * float32_bound(prefix))
 
 
+@pytest.mark.parametrize("method", ["rope_dynamic", "rope_longrope"])
+def test_a_packed_row_decoded_by_documents_is_the_full_pass(method):
+    """Documents of 5 and 3 tokens: the second document's queries, at positions 0-2, take the
+    length of all the keys (5, past ``original_length`` 4) as the full pass does, not their own (3).
+    A base of 10 makes the second pair's rate large enough to tell the two apart."""
+    options = ({"scale": 8.0, "original_length": 4} if method == "rope_dynamic" else
+               {"original_length": 4, "short_factor": [1.0, 1.5], "long_factor": [2.0, 3.0]})
+    layer = PositionalSelfAttention(heads=1, key_dim=4, method=method, base=10.0, method_options=options)
+    x = np.random.default_rng(18).normal(size=(1, 8, 4)).astype("float32")
+    packed = ids.packed_position_ids([5, 3])[None]
+    full = to_numpy(layer(x, position_ids=packed))
+    _, cache = layer.decode(x[:, :5], position_ids=packed[:, :5])
+    got, _ = layer.decode(x[:, 5:], cache, position_ids=packed[:, 5:])
+    np.testing.assert_allclose(to_numpy(got), full[:, 5:], rtol=0, atol=2 * float32_bound(full))
+    alone = to_numpy(layer(x[:, 5:]))  # the same document at the length of its own 3 tokens
+    assert np.abs(alone - full[:, 5:]).max() > 100 * float32_bound(full)
+
+
 def test_longrope_switches_to_the_long_factors_past_the_original_length():
     """Scores at lengths 4 (short factors) and 5 (long ones, every key included), against NumPy rotations
     by the rates of :func:`scaled_rates`, times the attention factor on queries and keys."""
@@ -359,6 +377,21 @@ def test_padded_prompts_decode_as_the_full_pass_and_as_their_rows_alone(case, si
     alone = to_numpy(layer(row))[0]
     np.testing.assert_allclose(got[1, tokens], alone, rtol=0, atol=2 * float32_bound(alone))
     assert np.all(got[1, mask[1] == 0] == 0)
+
+
+def test_alibi_with_one_head_has_the_slope_two_to_the_minus_8():
+    """One head: ALiBi's slope is 2^(-8/1), so score (i, j) is q_i . k_j / sqrt(4) - (i - j) / 256."""
+    layer = PositionalSelfAttention(heads=1, key_dim=4, method="alibi")
+    x = np.random.default_rng(19).normal(size=(1, 5, 4)).astype("float32")
+    layer(x)
+    wq, wk, _, _ = kernels(layer)
+    q, k = x[0].astype(np.float64) @ wq, x[0].astype(np.float64) @ wk
+    i, j = np.arange(5)[:, None], np.arange(5)[None, :]
+    expected = q @ k.T / 2.0 - (i - j) / 256
+    lower = j <= i
+    got = to_numpy(layer.scores(x))[0, 0]
+    np.testing.assert_allclose(got[lower], expected[lower], rtol=0, atol=float32_bound(expected))
+    assert np.all(got[~lower] == -1e9)
 
 
 def test_alibi_with_pads_between_tokens_is_blooms():
@@ -540,3 +573,17 @@ def test_the_next_position_of_a_row_without_tokens_is_0():
     positions = np.array([[[7, 7, 7], [0, 5, 1]], [[7, 7, 7], [4, 5, 2]]])  # (axes, batch, steps); pads 7, 5
     _, cache = mrope.decode(x, position_ids=positions, attention_mask=mask)
     assert to_numpy(mrope.next_positions(cache)).tolist() == [[0], [5]]
+
+
+def test_the_next_position_is_exact_beyond_float32s_integers():
+    """After a token at position 2^24 + 1, which float32 would round to 2^24, the next is 2^24 + 2,
+    an int32 (the cache keeps its positions in int32 too)."""
+    layer = PositionalSelfAttention(heads=2, key_dim=4, method="alibi")
+    x = np.random.default_rng(17).normal(size=(1, 2, 8)).astype("float32")
+    _, cache = layer.decode(x, position_ids=np.array([[2**24, 2**24 + 1]]))
+    following = layer.next_positions(cache, steps=2)
+    assert keras.backend.standardize_dtype(following.dtype) == "int32"
+    assert to_numpy(following).tolist() == [[2**24 + 2, 2**24 + 3]]
+    _, cache = layer.decode(x[:, :1], cache)
+    assert keras.backend.standardize_dtype(cache["positions"].dtype) == "int32"
+    assert to_numpy(cache["positions"]).tolist() == [[2**24, 2**24 + 1, 2**24 + 2]]
