@@ -387,12 +387,13 @@ class PositionalSelfAttention(keras.layers.Layer):
         position of any axis plus one, Hugging Face's ``cache_position +
         rope_deltas`` for the text after an image.
         """
-        # a first step of -1 for the pad of -1 (the max of a row of none)
-        mask = ops.pad(ops.cast(cache["mask"], "int32"), ((0, 0), (1, 0)))
         positions = ops.cast(cache["positions"], "int32")
         if self.position_axes > 1:
-            positions = ops.pad(positions, ((0, 0), (0, 0), (1, 0)), constant_values=-1)
-            return ops.max(ops.where(mask[None] == 1, positions, -1), axis=(0, 2)) + 1
+            seen = ops.where(ops.cast(cache["mask"], "int32")[None] == 1, positions, -1)
+            seen = ops.pad(seen, ((0, 0), (0, 0), (1, 0)), constant_values=-1)  # -1: a row of no token
+            return ops.max(seen, axis=(0, 2)) + 1
+        # a first step of -1 for the pad of -1 (the max of a row of none)
+        mask = ops.pad(ops.cast(cache["mask"], "int32"), ((0, 0), (1, 0)))
         positions = ops.pad(positions, ((0, 0), (1, 0)), constant_values=-1)
         steps = ops.arange(ops.shape(mask)[1], dtype="int32")
         last = ops.max(ops.where(mask == 1, steps[None], 0), axis=-1)  # 0: no token
