@@ -556,6 +556,15 @@ def test_one_row_of_position_ids_serves_every_row_and_a_wrong_shape_is_refused()
         layer.scores(x, position_ids=(packed + 0.5).astype("float32"))
 
 
+def test_an_empty_cache_needs_a_whole_number_of_rows():
+    layer = PositionalSelfAttention(heads=2, key_dim=4)
+    assert tuple(layer.empty_cache(1)["mask"].shape) == (1, 0)
+    with pytest.raises(ValueError, match=r"^batch must be >= 1, got 0$"):
+        layer.empty_cache(0)
+    with pytest.raises(TypeError, match=r"^batch must be an integer, got 2.0 \(float\)$"):
+        layer.empty_cache(2.0)
+
+
 def test_the_next_position_of_a_row_without_tokens_is_0():
     """Row 0 is all pads, row 1 has tokens at positions 0 and 1 with a pad between them; M-RoPE goes on
     from the largest position of any axis (here 4, on the second axis of row 1's first token)."""
