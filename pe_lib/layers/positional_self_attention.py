@@ -538,8 +538,9 @@ class PositionalSelfAttention(keras.layers.Layer):
         """A cache of no steps for ``batch`` rows: what :meth:`decode` starts from.
 
         ``"keys"`` and ``"values"`` ``(batch, heads, steps, key_dim)`` (keys
-        before any rotation), ``"positions"`` ``(batch, steps)`` (``(axes,
-        batch, steps)`` for M-RoPE), ``"mask"`` and ``"blocks"`` ``(batch, steps)``.
+        before any rotation) in the compute dtype, ``"positions"`` ``(batch,
+        steps)`` (``(axes, batch, steps)`` for M-RoPE), ``"mask"`` and
+        ``"blocks"`` ``(batch, steps)``, in int32.
 
         >>> cache = PositionalSelfAttention(heads=2, key_dim=4).empty_cache(3)
         >>> {name: tuple(value.shape) for name, value in cache.items()}
