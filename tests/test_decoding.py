@@ -260,6 +260,24 @@ def test_scores_with_a_cache_are_the_last_rows_of_the_full_scores(method):
     assert np.all(got[..., ~visible] == -1e9)
 
 
+def test_a_prompt_with_an_image_block_decodes_as_the_full_pass():
+    """Steps 1-3 are one image block (Gemma 3): in the prompt they see each other both ways, as in
+    the pass over all 6 steps, and the text after them decodes from the cache."""
+    layer = PositionalSelfAttention(heads=2, key_dim=4, method="rope")
+    x = np.random.default_rng(20).normal(size=(1, 6, 8)).astype("float32")
+    blocks = np.array([[-1, 0, 0, 0, -1, -1]])
+    full = to_numpy(layer(x, block_ids=blocks))
+    out, cache = layer.decode(x[:, :4], block_ids=blocks[:, :4])
+    outputs = [to_numpy(out)]
+    for step in (4, 5):
+        out, cache = layer.decode(x[:, step:step + 1], cache)
+        outputs.append(to_numpy(out))
+    np.testing.assert_allclose(np.concatenate(outputs, axis=1), full, rtol=0, atol=2 * float32_bound(full))
+    assert to_numpy(cache["blocks"]).tolist() == [[-1, 0, 0, 0, -1, -1]]
+    causal = to_numpy(layer(x))
+    assert np.abs(causal[:, 1:3] - full[:, 1:3]).max() > 100 * float32_bound(full)
+
+
 @pytest.mark.parametrize("method", ["rope_dynamic", "rope_longrope"])
 def test_methods_that_follow_the_length_equal_the_pass_over_each_prefix(method):
     """Dynamic NTK and LongRoPE choose their rates by the current length: a cached step at length n is
