@@ -597,8 +597,9 @@ def _documents(positions, mask):
     # the steps of the tokens, in order, then the pads
     order = ops.cast(ops.argsort(ops.where(mask == 1, where, steps + where), axis=-1), "int32")
     token_positions = ops.take_along_axis(positions, order, axis=-1)
+    # the position of the token before; the first token's is its own, so that it starts a document
     previous = ops.take_along_axis(token_positions, ops.maximum(count - 2, 0), axis=-1)
-    starts = ops.logical_and(mask == 1, ops.logical_or(count == 1, ops.not_equal(positions, previous + 1)))
+    starts = ops.logical_and(mask == 1, ops.not_equal(positions, previous + 1))
     starts = ops.cast(starts, "int32")
     documents = ops.cumsum(starts, axis=-1)
     start_order = ops.cast(ops.argsort(ops.where(starts == 1, where, steps + where), axis=-1), "int32")
