@@ -574,13 +574,23 @@ def test_one_row_of_position_ids_serves_every_row_and_a_wrong_shape_is_refused()
         layer.scores(x, position_ids=(packed + 0.5).astype("float32"))
 
 
-def test_an_empty_cache_needs_a_whole_number_of_rows():
-    """Its keys and values are in the compute dtype, its positions, mask and blocks int32."""
-    layer = PositionalSelfAttention(heads=2, key_dim=4, dtype="mixed_float16")
+def test_a_cache_keeps_keys_and_values_in_the_compute_dtype():
+    """Empty or grown, its keys and values are in the compute dtype, its positions, mask and blocks int32."""
+    layer = PositionalSelfAttention(heads=2, key_dim=4, method="alibi", dtype="mixed_float16")
+    x = np.random.default_rng(21).normal(size=(1, 3, 8)).astype("float16")
     cache = layer.empty_cache(1)
-    assert {name: keras.backend.standardize_dtype(value.dtype) for name, value in cache.items()} == {
-        "keys": "float16", "values": "float16", "positions": "int32", "mask": "int32", "blocks": "int32"}
-    assert tuple(cache["mask"].shape) == (1, 0)
+    for block in (None, x[:, :2], x[:, 2:]):
+        if block is not None:
+            out, cache = layer.decode(block, cache)
+            assert keras.backend.standardize_dtype(out.dtype) == "float16"
+        assert {name: keras.backend.standardize_dtype(value.dtype) for name, value in cache.items()} == {
+            "keys": "float16", "values": "float16", "positions": "int32", "mask": "int32", "blocks": "int32"}
+    assert tuple(cache["mask"].shape) == (1, 3)
+
+
+def test_an_empty_cache_needs_a_whole_number_of_rows():
+    layer = PositionalSelfAttention(heads=2, key_dim=4)
+    assert tuple(layer.empty_cache(1)["mask"].shape) == (1, 0)
     with pytest.raises(ValueError, match=r"^batch must be >= 1, got 0$"):
         layer.empty_cache(0)
     with pytest.raises(TypeError, match=r"^batch must be an integer, got 2.0 \(float\)$"):

@@ -386,3 +386,30 @@ def test_self_attention_of_each_scheme_layer_computes_in_the_compute_dtype(case,
                                       **{**settings, "window": None, "sink_tokens": 0,
                                          "method": "rope" if rotated else "none"})
         assert np.abs(without - expected).max() > 100 * bound
+
+
+def test_alibi_scores_of_self_attention_are_added_in_the_compute_dtype(case):
+    """ALiBi's penalty joins the scores in the compute dtype: under float64 the slopes of 12 heads,
+    four of them irrational (2^-1/2, ...), are not rounded to float32 on the way."""
+    policy, given = case
+    compute, variable = POLICIES[policy]
+    heads, key_dim, depth, steps = 12, 2, 4, 5
+    layer = PositionalSelfAttention(heads=heads, key_dim=key_dim, method="alibi", dtype=policy)
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(1, steps, depth))
+    layer.build((None, steps, depth))
+    kernels = [rng.normal(size=(depth, heads * key_dim)) / np.sqrt(depth) for _ in range(2)]
+    layer.query.kernel.assign(kernels[0])
+    layer.key.kernel.assign(kernels[1])
+    scores = layer.scores(inputs_of(x, given))
+    assert dtype_of(scores) == compute
+    x_seen = received(x, given, compute)
+    wq, wk = (rounded(kernel, variable, compute) for kernel in kernels)
+    q = (x_seen[0] @ wq).reshape(steps, heads, key_dim).transpose(1, 0, 2)
+    k = (x_seen[0] @ wk).reshape(steps, heads, key_dim).transpose(1, 0, 2)
+    i, j = np.arange(steps)[:, None], np.arange(steps)[None, :]
+    slopes = np.array([float(m) for m in exact_alibi_slopes(heads)])
+    expected = q @ k.transpose(0, 2, 1) / np.sqrt(key_dim) - slopes[:, None, None] * (i - j)
+    visible = np.broadcast_to(j <= i, expected.shape)
+    bound = ATTENTION_UNITS * unit(compute) * np.abs(expected[visible]).max()
+    assert_within(as_float64(scores)[0][visible], expected[visible], bound, f"ALiBi scores under {policy}")
