@@ -390,7 +390,8 @@ def test_self_attention_of_each_scheme_layer_computes_in_the_compute_dtype(case,
 
 def test_alibi_scores_of_self_attention_are_added_in_the_compute_dtype(case):
     """ALiBi's penalty joins the scores in the compute dtype: under float64 the slopes of 12 heads,
-    four of them irrational (2^-1/2, ...), are not rounded to float32 on the way."""
+    four of them irrational (2^-1/2, ...), are not rounded to float32 on the way. Hidden keys
+    hold the masked score of the compute dtype, finite in float16."""
     policy, given = case
     compute, variable = POLICIES[policy]
     heads, key_dim, depth, steps = 12, 2, 4, 5
@@ -413,3 +414,6 @@ def test_alibi_scores_of_self_attention_are_added_in_the_compute_dtype(case):
     visible = np.broadcast_to(j <= i, expected.shape)
     bound = ATTENTION_UNITS * unit(compute) * np.abs(expected[visible]).max()
     assert_within(as_float64(scores)[0][visible], expected[visible], bound, f"ALiBi scores under {policy}")
+    # a hidden key's score is finite in the compute dtype: half of float16's most negative value
+    masked = as_float64(scores)[0][~visible]
+    assert np.all(masked == (-32752.0 if compute == "float16" else rounded(-1e9, compute)))
