@@ -367,7 +367,7 @@ def test_self_attention_of_each_scheme_layer_computes_in_the_compute_dtype(case,
         dense.kernel.assign(kernel)
     sinks = None
     if positions.sink_logit:
-        sinks = np.array([1.5, -0.5])
+        sinks = np.array([1.3, -0.7])  # not float32 numbers: a sink rounded to float32 fails under float64
         layer.sinks.assign(sinks)
     outputs = layer(inputs_of(x, given))
     assert dtype_of(outputs) == compute
