@@ -443,6 +443,7 @@ def test_alibi_with_pads_between_tokens_is_blooms():
 
 @pytest.mark.parametrize("mask, message", [
     (np.array([[1, 1, 2]]), r"attention_mask must hold 1 \(token\) and 0 \(pad\) only, got 2 in \[\[1, 1, 2\]\]"),
+    (np.array([[0, 1, 3]]), r"attention_mask must hold 1 \(token\) and 0 \(pad\) only, got 3 in \[\[0, 1, 3\]\]"),
     (np.array([[1.0, 0.5, 1.0]]), r"attention_mask must hold 1 \(token\) and 0 \(pad\) only, got 0.5"),
     (np.ones((1, 4)), r"attention_mask must have shape \(batch, steps\) = \(1, 3\), got shape \(1, 4\)"),
 ])
