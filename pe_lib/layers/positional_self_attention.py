@@ -300,8 +300,10 @@ class PositionalSelfAttention(keras.layers.Layer):
             mask = ops.cast(mask, "int32")
         past_steps = 0 if cache is None else ops.shape(cache["mask"])[1]
         if position_ids is None:
-            start = ops.zeros((batch,), "int32") if cache is None else self._next_position(cache)
-            positions = ops.where(mask == 1, start[:, None] + ops.cumsum(mask, axis=-1) - 1, 0)
+            counted = ops.cumsum(mask, axis=-1) - 1  # the tokens before each one
+            if cache is not None:  # going on from the cache's last token
+                counted = counted + self._next_position(cache)[:, None]
+            positions = ops.where(mask == 1, counted, 0)
             if self.position_axes > 1:
                 positions = ops.broadcast_to(positions[None], (self.position_axes, batch, steps))
         else:
