@@ -605,6 +605,7 @@ def test_the_next_position_of_a_row_without_tokens_is_0():
     x = np.random.default_rng(16).normal(size=(2, 3, 8)).astype("float32")
     layer = PositionalSelfAttention(heads=2, key_dim=4, method="rope")
     out, cache = layer.decode(x, attention_mask=mask)
+    assert to_numpy(cache["positions"]).tolist() == [[0, 0, 0], [0, 0, 1]]  # a pad's position is 0
     assert to_numpy(layer.next_positions(cache, steps=2)).tolist() == [[0, 1], [2, 3]]
     with pytest.raises(ValueError, match=r"^steps must be >= 1, got 0$"):
         layer.next_positions(cache, steps=0)
@@ -629,3 +630,15 @@ def test_the_next_position_is_exact_beyond_float32s_integers():
     _, cache = layer.decode(x[:, :1], cache)
     assert keras.backend.standardize_dtype(cache["positions"].dtype) == "int32"
     assert to_numpy(cache["positions"]).tolist() == [[2**24, 2**24 + 1, 2**24 + 2]]
+
+
+def test_without_position_ids_every_mrope_axis_counts_the_tokens():
+    """Text alone: each of M-RoPE's two axes takes the position of a plain row, pads at 0."""
+    mrope = PositionalSelfAttention(heads=2, key_dim=4, method="rope", method_options={"mrope_section": (1, 1)})
+    x = np.random.default_rng(22).normal(size=(1, 4, 8)).astype("float32")
+    mask = np.array([[0, 1, 1, 1]])
+    counted = np.array([[0, 0, 1, 2]])
+    given = to_numpy(mrope(x, position_ids=np.stack([counted, counted]), attention_mask=mask))
+    np.testing.assert_array_equal(to_numpy(mrope(x, attention_mask=mask)), given)
+    _, cache = mrope.decode(x, attention_mask=mask)
+    assert to_numpy(cache["positions"]).tolist() == [[[0, 0, 1, 2]], [[0, 0, 1, 2]]]
