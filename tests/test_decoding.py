@@ -268,6 +268,7 @@ def test_a_prompt_with_an_image_block_decodes_as_the_full_pass():
     blocks = np.array([[-1, 0, 0, 0, -1, -1]])
     full = to_numpy(layer(x, block_ids=blocks))
     out, cache = layer.decode(x[:, :4], block_ids=blocks[:, :4])
+    assert keras.backend.standardize_dtype(cache["blocks"].dtype) == "int32"
     outputs = [to_numpy(out)]
     for step in (4, 5):
         out, cache = layer.decode(x[:, step:step + 1], cache)
