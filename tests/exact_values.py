@@ -40,13 +40,14 @@ def exact_t5_bucket(offset: int, *, bidirectional: bool, num_buckets: int, max_d
 
 
 def reference_attention(x, kernels, *, heads, key_dim, method="none", base=10000.0, window=None,
-                        sink_tokens=0, sinks=None, temperature=None):
+                        sink_tokens=0, sinks=None, temperature=None, qk_norm_epsilon=None):
     """Causal multi-head self-attention in NumPy float64, written out from its definition.
 
     RoPE rotates feature i with feature i + d/2 by the angle p / base^(2i/d)
-    (the half-split pairing); a query's temperature multiplies it after any
-    rotation; key j is visible to query i when j <= i and, with a window,
-    i - j < window or j < sink_tokens; a sink logit joins each head's softmax.
+    (the half-split pairing); with ``qk_norm_epsilon`` each query and key is
+    then divided by its root mean square, sqrt(mean(t^2) + epsilon); a
+    query's temperature multiplies it after any rotation; key j is visible
+    to query i when j <= i and, with a window, i - j < window or j < sink_tokens; a sink logit joins each head's softmax.
     """
     wq, wk, wv, wo = kernels
     steps = x.shape[1]
@@ -63,6 +64,8 @@ def reference_attention(x, kernels, *, heads, key_dim, method="none", base=10000
             return np.concatenate([a * cos - b * sin, a * sin + b * cos], axis=-1)
 
         q, k = rotate(q), rotate(k)
+    if qk_norm_epsilon is not None:
+        q, k = (t / np.sqrt(np.mean(t**2, axis=-1, keepdims=True) + qk_norm_epsilon) for t in (q, k))
     if temperature is not None:
         if temperature["kind"] == "llama4":
             factor = 1 + temperature["attn_scale"] * np.log(1 + np.floor((p + 1) / temperature["floor_scale"]))

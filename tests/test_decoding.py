@@ -244,6 +244,41 @@ def test_each_cached_step_is_the_row_of_the_full_pass(case):
     np.testing.assert_allclose(got, full, rtol=0, atol=2 * float32_bound(full))
 
 
+@pytest.mark.parametrize("method", ["rope", "alibi"])
+def test_scores_with_a_cache_are_the_last_rows_of_the_full_scores(method):
+    """``scores`` of a block after a cache: the keys of the cache first, at their positions."""
+    layer = PositionalSelfAttention(heads=2, key_dim=4, method=method)
+    x = np.random.default_rng(9).normal(size=(2, 6, 8)).astype("float32")
+    layer(x)
+    full = to_numpy(layer.scores(x))
+    _, cache = layer.decode(x[:, :4])
+    got = to_numpy(layer.scores(x[:, 4:], cache=cache))
+    assert got.shape == (2, 2, 2, 6)
+    visible = np.tril(np.ones((6, 6), bool))[4:]
+    np.testing.assert_allclose(got[..., visible], full[:, :, 4:][..., visible], rtol=0,
+                               atol=2 * float32_bound(full[..., np.tril(np.ones((6, 6), bool))]))
+    assert np.all(got[..., ~visible] == -1e9)
+
+
+def test_a_prompt_with_an_image_block_decodes_as_the_full_pass():
+    """Steps 1-3 are one image block (Gemma 3): in the prompt they see each other both ways, as in
+    the pass over all 6 steps, and the text after them decodes from the cache."""
+    layer = PositionalSelfAttention(heads=2, key_dim=4, method="rope")
+    x = np.random.default_rng(20).normal(size=(1, 6, 8)).astype("float32")
+    blocks = np.array([[-1, 0, 0, 0, -1, -1]])
+    full = to_numpy(layer(x, block_ids=blocks))
+    out, cache = layer.decode(x[:, :4], block_ids=blocks[:, :4])
+    assert keras.backend.standardize_dtype(cache["blocks"].dtype) == "int32"
+    outputs = [to_numpy(out)]
+    for step in (4, 5):
+        out, cache = layer.decode(x[:, step:step + 1], cache)
+        outputs.append(to_numpy(out))
+    np.testing.assert_allclose(np.concatenate(outputs, axis=1), full, rtol=0, atol=2 * float32_bound(full))
+    assert to_numpy(cache["blocks"]).tolist() == [[-1, 0, 0, 0, -1, -1]]
+    causal = to_numpy(layer(x))
+    assert np.abs(causal[:, 1:3] - full[:, 1:3]).max() > 100 * float32_bound(full)
+
+
 @pytest.mark.parametrize("method", ["rope_dynamic", "rope_longrope"])
 def test_methods_that_follow_the_length_equal_the_pass_over_each_prefix(method):
     """Dynamic NTK and LongRoPE choose their rates by the current length: a cached step at length n is
@@ -256,6 +291,24 @@ def test_methods_that_follow_the_length_equal_the_pass_over_each_prefix(method):
     for n in range(4, 8):
         prefix = to_numpy(layer(x[:, :n]))[:, -1]
         np.testing.assert_allclose(got[:, n - 1], prefix, rtol=0, atol=2 * float32_bound(prefix))
+
+
+@pytest.mark.parametrize("method", ["rope_dynamic", "rope_longrope"])
+def test_a_packed_row_decoded_by_documents_is_the_full_pass(method):
+    """Documents of 5 and 3 tokens: the second document's queries, at positions 0-2, take the
+    length of all the keys (5, past ``original_length`` 4) as the full pass does, not their own (3).
+    A base of 10 makes the second pair's rate large enough to tell the two apart."""
+    options = ({"scale": 8.0, "original_length": 4} if method == "rope_dynamic" else
+               {"original_length": 4, "short_factor": [1.0, 1.5], "long_factor": [2.0, 3.0]})
+    layer = PositionalSelfAttention(heads=1, key_dim=4, method=method, base=10.0, method_options=options)
+    x = np.random.default_rng(18).normal(size=(1, 8, 4)).astype("float32")
+    packed = ids.packed_position_ids([5, 3])[None]
+    full = to_numpy(layer(x, position_ids=packed))
+    _, cache = layer.decode(x[:, :5], position_ids=packed[:, :5])
+    got, _ = layer.decode(x[:, 5:], cache, position_ids=packed[:, 5:])
+    np.testing.assert_allclose(to_numpy(got), full[:, 5:], rtol=0, atol=2 * float32_bound(full))
+    alone = to_numpy(layer(x[:, 5:]))  # the same document at the length of its own 3 tokens
+    assert np.abs(alone - full[:, 5:]).max() > 100 * float32_bound(full)
 
 
 def test_longrope_switches_to_the_long_factors_past_the_original_length():
@@ -345,6 +398,21 @@ def test_padded_prompts_decode_as_the_full_pass_and_as_their_rows_alone(case, si
     assert np.all(got[1, mask[1] == 0] == 0)
 
 
+def test_alibi_with_one_head_has_the_slope_two_to_the_minus_8():
+    """One head: ALiBi's slope is 2^(-8/1), so score (i, j) is q_i . k_j / sqrt(4) - (i - j) / 256."""
+    layer = PositionalSelfAttention(heads=1, key_dim=4, method="alibi")
+    x = np.random.default_rng(19).normal(size=(1, 5, 4)).astype("float32")
+    layer(x)
+    wq, wk, _, _ = kernels(layer)
+    q, k = x[0].astype(np.float64) @ wq, x[0].astype(np.float64) @ wk
+    i, j = np.arange(5)[:, None], np.arange(5)[None, :]
+    expected = q @ k.T / 2.0 - (i - j) / 256
+    lower = j <= i
+    got = to_numpy(layer.scores(x))[0, 0]
+    np.testing.assert_allclose(got[lower], expected[lower], rtol=0, atol=float32_bound(expected))
+    assert np.all(got[~lower] == -1e9)
+
+
 def test_alibi_with_pads_between_tokens_is_blooms():
     """transformers' BLOOM adds ``m_h * ((cumsum(mask) - 1) * mask)[j]`` to the scores of key j: a pad is
     not a step. Written out in float64 with the slopes of 2 heads, 2^-4 and 2^-8 (by hand), it is
@@ -376,6 +444,7 @@ def test_alibi_with_pads_between_tokens_is_blooms():
 
 @pytest.mark.parametrize("mask, message", [
     (np.array([[1, 1, 2]]), r"attention_mask must hold 1 \(token\) and 0 \(pad\) only, got 2 in \[\[1, 1, 2\]\]"),
+    (np.array([[0, 1, 3]]), r"attention_mask must hold 1 \(token\) and 0 \(pad\) only, got 3 in \[\[0, 1, 3\]\]"),
     (np.array([[1.0, 0.5, 1.0]]), r"attention_mask must hold 1 \(token\) and 0 \(pad\) only, got 0.5"),
     (np.ones((1, 4)), r"attention_mask must have shape \(batch, steps\) = \(1, 3\), got shape \(1, 4\)"),
 ])
@@ -507,6 +576,29 @@ def test_one_row_of_position_ids_serves_every_row_and_a_wrong_shape_is_refused()
         layer.scores(x, position_ids=(packed + 0.5).astype("float32"))
 
 
+def test_a_cache_keeps_keys_and_values_in_the_compute_dtype():
+    """Empty or grown, its keys and values are in the compute dtype, its positions, mask and blocks int32."""
+    layer = PositionalSelfAttention(heads=2, key_dim=4, method="alibi", dtype="mixed_float16")
+    x = np.random.default_rng(21).normal(size=(1, 3, 8)).astype("float16")
+    cache = layer.empty_cache(1)
+    for block in (None, x[:, :2], x[:, 2:]):
+        if block is not None:
+            out, cache = layer.decode(block, cache)
+            assert keras.backend.standardize_dtype(out.dtype) == "float16"
+        assert {name: keras.backend.standardize_dtype(value.dtype) for name, value in cache.items()} == {
+            "keys": "float16", "values": "float16", "positions": "int32", "mask": "int32", "blocks": "int32"}
+    assert tuple(cache["mask"].shape) == (1, 3)
+
+
+def test_an_empty_cache_needs_a_whole_number_of_rows():
+    layer = PositionalSelfAttention(heads=2, key_dim=4)
+    assert tuple(layer.empty_cache(1)["mask"].shape) == (1, 0)
+    with pytest.raises(ValueError, match=r"^batch must be >= 1, got 0$"):
+        layer.empty_cache(0)
+    with pytest.raises(TypeError, match=r"^batch must be an integer, got 2.0 \(float\)$"):
+        layer.empty_cache(2.0)
+
+
 def test_the_next_position_of_a_row_without_tokens_is_0():
     """Row 0 is all pads, row 1 has tokens at positions 0 and 1 with a pad between them; M-RoPE goes on
     from the largest position of any axis (here 4, on the second axis of row 1's first token)."""
@@ -514,6 +606,7 @@ def test_the_next_position_of_a_row_without_tokens_is_0():
     x = np.random.default_rng(16).normal(size=(2, 3, 8)).astype("float32")
     layer = PositionalSelfAttention(heads=2, key_dim=4, method="rope")
     out, cache = layer.decode(x, attention_mask=mask)
+    assert to_numpy(cache["positions"]).tolist() == [[0, 0, 0], [0, 0, 1]]  # a pad's position is 0
     assert to_numpy(layer.next_positions(cache, steps=2)).tolist() == [[0, 1], [2, 3]]
     with pytest.raises(ValueError, match=r"^steps must be >= 1, got 0$"):
         layer.next_positions(cache, steps=0)
@@ -524,3 +617,29 @@ def test_the_next_position_of_a_row_without_tokens_is_0():
     positions = np.array([[[7, 7, 7], [0, 5, 1]], [[7, 7, 7], [4, 5, 2]]])  # (axes, batch, steps); pads 7, 5
     _, cache = mrope.decode(x, position_ids=positions, attention_mask=mask)
     assert to_numpy(mrope.next_positions(cache)).tolist() == [[0], [5]]
+
+
+def test_the_next_position_is_exact_beyond_float32s_integers():
+    """After a token at position 2^24 + 1, which float32 would round to 2^24, the next is 2^24 + 2,
+    an int32 (the cache keeps its positions in int32 too)."""
+    layer = PositionalSelfAttention(heads=2, key_dim=4, method="alibi")
+    x = np.random.default_rng(17).normal(size=(1, 2, 8)).astype("float32")
+    _, cache = layer.decode(x, position_ids=np.array([[2**24, 2**24 + 1]]))
+    following = layer.next_positions(cache, steps=2)
+    assert keras.backend.standardize_dtype(following.dtype) == "int32"
+    assert to_numpy(following).tolist() == [[2**24 + 2, 2**24 + 3]]
+    _, cache = layer.decode(x[:, :1], cache)
+    assert keras.backend.standardize_dtype(cache["positions"].dtype) == "int32"
+    assert to_numpy(cache["positions"]).tolist() == [[2**24, 2**24 + 1, 2**24 + 2]]
+
+
+def test_without_position_ids_every_mrope_axis_counts_the_tokens():
+    """Text alone: each of M-RoPE's two axes takes the position of a plain row, pads at 0."""
+    mrope = PositionalSelfAttention(heads=2, key_dim=4, method="rope", method_options={"mrope_section": (1, 1)})
+    x = np.random.default_rng(22).normal(size=(1, 4, 8)).astype("float32")
+    mask = np.array([[0, 1, 1, 1]])
+    counted = np.array([[0, 0, 1, 2]])
+    given = to_numpy(mrope(x, position_ids=np.stack([counted, counted]), attention_mask=mask))
+    np.testing.assert_array_equal(to_numpy(mrope(x, attention_mask=mask)), given)
+    _, cache = mrope.decode(x, attention_mask=mask)
+    assert to_numpy(cache["positions"]).tolist() == [[[0, 0, 1, 2]], [[0, 0, 1, 2]]]

@@ -329,13 +329,17 @@ def test_shaw_terms_are_the_exact_sums_within_the_rounding_of_the_compute_dtype(
 
 #: Layers as the schemes of released models build them: Gemma 3's local layer
 #: (RoPE in a sliding window), Llama 4's NoPE layer (query temperature), a
-#: gpt-oss-style layer (window, first tokens kept, a sink logit per head).
+#: gpt-oss-style layer (window, first tokens kept, a sink logit per head), a
+#: RoPE layer with Llama 4's qk-norm (computed in float32, or float64 under a
+#: float64 policy, whatever the compute dtype). The constant factor 1.7 has no
+#: exact float32 value, so a factor rounded to float32 fails under float64.
 SCHEME_LAYERS = {
     "gemma3-local": gemma3_scheme(1, sliding_window=3)[0],
     "llama4-nope": llama4_scheme(4, floor_scale=2, attn_scale=0.5)[3],
     "sinks": LayerPositions("none", window=3, sink_tokens=1, sink_logit=True),
-    "constant-temperature": LayerPositions("none", temperature={"kind": "constant", "factor": 1.75}),
+    "constant-temperature": LayerPositions("none", temperature={"kind": "constant", "factor": 1.7}),
     "log-length-temperature": LayerPositions("none", temperature={"kind": "log_length", "trained_length": 3}),
+    "qk-norm": LayerPositions("rope", qk_norm=True),
 }
 
 #: How many unit roundoffs of the compute dtype an output may be off, relative to
@@ -363,7 +367,7 @@ def test_self_attention_of_each_scheme_layer_computes_in_the_compute_dtype(case,
         dense.kernel.assign(kernel)
     sinks = None
     if positions.sink_logit:
-        sinks = np.array([1.5, -0.5])
+        sinks = np.array([1.3, -0.7])  # not float32 numbers: a sink rounded to float32 fails under float64
         layer.sinks.assign(sinks)
     outputs = layer(inputs_of(x, given))
     assert dtype_of(outputs) == compute
@@ -371,12 +375,45 @@ def test_self_attention_of_each_scheme_layer_computes_in_the_compute_dtype(case,
     x_seen = received(x, given, compute)
     settings = dict(heads=heads, key_dim=key_dim, method=options["method"], base=options["base"],
                     window=options["window"], sink_tokens=options["sink_tokens"])
-    expected = reference_attention(x_seen, seen, sinks=sinks,
-                                   temperature=options["temperature"], **settings)
+    epsilon = 1e-5 if options.get("qk_norm") else None  # Hugging Face's rms_norm_eps, the default
+    expected = reference_attention(x_seen, seen, sinks=sinks, temperature=options["temperature"],
+                                   qk_norm_epsilon=epsilon, **settings)
     bound = ATTENTION_UNITS * unit(compute) * np.abs(expected).max()
     assert_within(as_float64(outputs), expected, bound, f"{scheme} under {policy} on {given}")
     if compute in ("float32", "float64"):
+        rotated = scheme in ("gemma3-local", "qk-norm")  # without the option, RoPE alone
         without = reference_attention(x_seen, seen, sinks=None, temperature=None,
                                       **{**settings, "window": None, "sink_tokens": 0,
-                                         "method": "none" if scheme != "gemma3-local" else "rope"})
+                                         "method": "rope" if rotated else "none"})
         assert np.abs(without - expected).max() > 100 * bound
+
+
+def test_alibi_scores_of_self_attention_are_added_in_the_compute_dtype(case):
+    """ALiBi's penalty joins the scores in the compute dtype: under float64 the slopes of 12 heads,
+    four of them irrational (2^-1/2, ...), are not rounded to float32 on the way. Hidden keys
+    hold the masked score of the compute dtype, finite in float16."""
+    policy, given = case
+    compute, variable = POLICIES[policy]
+    heads, key_dim, depth, steps = 12, 2, 4, 5
+    layer = PositionalSelfAttention(heads=heads, key_dim=key_dim, method="alibi", dtype=policy)
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(1, steps, depth))
+    layer.build((None, steps, depth))
+    kernels = [rng.normal(size=(depth, heads * key_dim)) / np.sqrt(depth) for _ in range(2)]
+    layer.query.kernel.assign(kernels[0])
+    layer.key.kernel.assign(kernels[1])
+    scores = layer.scores(inputs_of(x, given))
+    assert dtype_of(scores) == compute
+    x_seen = received(x, given, compute)
+    wq, wk = (rounded(kernel, variable, compute) for kernel in kernels)
+    q = (x_seen[0] @ wq).reshape(steps, heads, key_dim).transpose(1, 0, 2)
+    k = (x_seen[0] @ wk).reshape(steps, heads, key_dim).transpose(1, 0, 2)
+    i, j = np.arange(steps)[:, None], np.arange(steps)[None, :]
+    slopes = np.array([float(m) for m in exact_alibi_slopes(heads)])
+    expected = q @ k.transpose(0, 2, 1) / np.sqrt(key_dim) - slopes[:, None, None] * (i - j)
+    visible = np.broadcast_to(j <= i, expected.shape)
+    bound = ATTENTION_UNITS * unit(compute) * np.abs(expected[visible]).max()
+    assert_within(as_float64(scores)[0][visible], expected[visible], bound, f"ALiBi scores under {policy}")
+    # a hidden key's score is finite in the compute dtype: half of float16's most negative value
+    masked = as_float64(scores)[0][~visible]
+    assert np.all(masked == (-32752.0 if compute == "float16" else rounded(-1e9, compute)))

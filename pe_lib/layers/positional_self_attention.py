@@ -300,8 +300,10 @@ class PositionalSelfAttention(keras.layers.Layer):
             mask = ops.cast(mask, "int32")
         past_steps = 0 if cache is None else ops.shape(cache["mask"])[1]
         if position_ids is None:
-            start = ops.zeros((batch,), "int32") if cache is None else self._next_position(cache)
-            positions = ops.where(mask == 1, start[:, None] + ops.cumsum(mask, axis=-1) - 1, 0)
+            counted = ops.cumsum(mask, axis=-1) - 1  # the tokens before each one
+            if cache is not None:  # going on from the cache's last token
+                counted = counted + self._next_position(cache)[:, None]
+            positions = ops.where(mask == 1, counted, 0)
             if self.position_axes > 1:
                 positions = ops.broadcast_to(positions[None], (self.position_axes, batch, steps))
         else:
@@ -387,12 +389,13 @@ class PositionalSelfAttention(keras.layers.Layer):
         position of any axis plus one, Hugging Face's ``cache_position +
         rope_deltas`` for the text after an image.
         """
-        # a first step of -1 for the pad of -1 (the max of a row of none)
-        mask = ops.pad(ops.cast(cache["mask"], "int32"), ((0, 0), (1, 0)))
         positions = ops.cast(cache["positions"], "int32")
         if self.position_axes > 1:
-            positions = ops.pad(positions, ((0, 0), (0, 0), (1, 0)), constant_values=-1)
-            return ops.max(ops.where(mask[None] == 1, positions, -1), axis=(0, 2)) + 1
+            seen = ops.where(ops.cast(cache["mask"], "int32")[None] == 1, positions, -1)
+            seen = ops.pad(seen, ((0, 0), (0, 0), (1, 0)), constant_values=-1)  # -1: a row of no token
+            return ops.max(seen, axis=(0, 2)) + 1
+        # a first step of -1 for the pad of -1 (the max of a row of none)
+        mask = ops.pad(ops.cast(cache["mask"], "int32"), ((0, 0), (1, 0)))
         positions = ops.pad(positions, ((0, 0), (1, 0)), constant_values=-1)
         steps = ops.arange(ops.shape(mask)[1], dtype="int32")
         last = ops.max(ops.where(mask == 1, steps[None], 0), axis=-1)  # 0: no token
@@ -537,8 +540,9 @@ class PositionalSelfAttention(keras.layers.Layer):
         """A cache of no steps for ``batch`` rows: what :meth:`decode` starts from.
 
         ``"keys"`` and ``"values"`` ``(batch, heads, steps, key_dim)`` (keys
-        before any rotation), ``"positions"`` ``(batch, steps)`` (``(axes,
-        batch, steps)`` for M-RoPE), ``"mask"`` and ``"blocks"`` ``(batch, steps)``.
+        before any rotation) in the compute dtype, ``"positions"`` ``(batch,
+        steps)`` (``(axes, batch, steps)`` for M-RoPE), ``"mask"`` and
+        ``"blocks"`` ``(batch, steps)``, in int32.
 
         >>> cache = PositionalSelfAttention(heads=2, key_dim=4).empty_cache(3)
         >>> {name: tuple(value.shape) for name, value in cache.items()}
@@ -595,8 +599,9 @@ def _documents(positions, mask):
     # the steps of the tokens, in order, then the pads
     order = ops.cast(ops.argsort(ops.where(mask == 1, where, steps + where), axis=-1), "int32")
     token_positions = ops.take_along_axis(positions, order, axis=-1)
+    # the position of the token before; the first token's is its own, so that it starts a document
     previous = ops.take_along_axis(token_positions, ops.maximum(count - 2, 0), axis=-1)
-    starts = ops.logical_and(mask == 1, ops.logical_or(count == 1, ops.not_equal(positions, previous + 1)))
+    starts = ops.logical_and(mask == 1, ops.not_equal(positions, previous + 1))
     starts = ops.cast(starts, "int32")
     documents = ops.cumsum(starts, axis=-1)
     start_order = ops.cast(ops.argsort(ops.where(starts == 1, where, steps + where), axis=-1), "int32")
