@@ -114,7 +114,8 @@ def feed_forward_layer(h: np.ndarray, block: dict) -> np.ndarray:
     return _times(np.maximum(widened, 0.0), block["project"])
 
 
-def run_stack(inputs, blocks: list[dict], *, residual: bool = True) -> list[np.ndarray]:
+def run_stack(inputs, blocks: list[dict], *,
+              residual: bool = True) -> list[np.ndarray]:
     """The hidden states of a stack of pre-norm blocks: the input, then one per block.
 
     With ``residual=True`` each block adds to its input,
