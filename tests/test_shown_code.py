@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
+from pe_lib.course.display.lab_view import _LITERAL_INCLUDE, _OPTION
+from pe_lib.course.display.reading_time import _line_numbers
+
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = ROOT / "chapters"
 NOTEBOOKS = sorted(CHAPTERS.glob("*.ipynb"))
 
-_INCLUDE = re.compile(r"^```\{literalinclude\}[ \t]+(?P<path>\S+)[ \t]*\n(?P<options>(?::[^\n]*\n)*)```",
-                      re.MULTILINE)
-_OPTION = re.compile(r"^:(?P<name>[\w-]+):[ \t]*(?P<value>.*)$", re.MULTILINE)
 #: Calls that only check an argument: they return it, or raise.
 _CHECK_CALL = re.compile(r"^_?(require|check)")
 
@@ -31,7 +31,7 @@ def includes(notebook: Path):
     for index, cell in enumerate(cells):
         if cell["cell_type"] != "markdown":
             continue
-        for match in _INCLUDE.finditer("".join(cell["source"])):
+        for match in _LITERAL_INCLUDE.finditer("".join(cell["source"])):
             options = {m["name"]: m["value"].strip() for m in _OPTION.finditer(match["options"])}
             yield index, (notebook.parent / match["path"]).resolve(), options
 
@@ -110,11 +110,7 @@ def expected_lines(node: ast.FunctionDef) -> str | None:
 
 def chosen(spec: str, count: int) -> list[int]:
     """The 1-based lines that a Sphinx ``:lines:`` option such as ``1-3,9-`` keeps of ``count``."""
-    kept = []
-    for piece in spec.split(","):
-        start, dash, stop = piece.strip().partition("-")
-        kept += range(int(start or 1), (int(stop) if stop else count) + 1) if dash else [int(start)]
-    return kept
+    return [index + 1 for index in _line_numbers(spec, count)]
 
 
 def test_expected_lines_drop_the_docstring_and_the_checks():
