@@ -161,3 +161,27 @@ def test_each_test_set_comes_from_the_seed_and_its_length_alone(monkeypatch):
     run_order_experiments(("none",), test_lengths=(16,), **options)
     assert drawn == [training, tests[2]]
     assert len({seed for _, seed in tests}) == 3
+
+
+def test_every_order_experiment_starts_adam_at_one_rate():
+    """The classifier, the loop and the experiment state one default rate, in their signatures."""
+    import inspect
+
+    from pe_lib.course.order.classifier import train_side_by_side
+    from pe_lib.course.order.mixing import mixing_classifier, run_mixing_experiment
+
+    defaults = {function.__name__: inspect.signature(function).parameters["learning_rate"].default
+                for function in (order_classifier, train_side_by_side, run_order_experiments,
+                                 mixing_classifier, run_mixing_experiment)
+                if "learning_rate" in inspect.signature(function).parameters}
+    assert set(defaults) >= {"order_classifier", "train_side_by_side", "run_order_experiments"}
+    assert set(defaults.values()) == {3e-3}
+
+
+def test_the_compiled_optimizer_decays_only_when_asked():
+    fixed = order_classifier("none", learning_rate=0.01)
+    assert float(keras.ops.convert_to_numpy(fixed.optimizer.learning_rate)) == pytest.approx(0.01)
+    decaying = order_classifier("none", learning_rate=0.01, decay_steps=10)
+    schedule = decaying.optimizer.get_config()["learning_rate"]
+    assert schedule["class_name"] == "CosineDecay"
+    assert (schedule["config"]["initial_learning_rate"], schedule["config"]["decay_steps"]) == (0.01, 10)

@@ -25,29 +25,16 @@ from pe_lib.layers import TokenAndPositionEmbedding
 from pe_lib.methods import PositionMethod, get_method, method_names
 from pe_lib.course.order.tasks import marker_order_task
 
-def _require_method(name: str, method: str | PositionMethod) -> PositionMethod:
-    """The registry's entry of ``method``, which must act on the input or nowhere."""
-    entry = get_method(method)
-    if entry.acts_on not in ("input", "none"):
+def _require_input_method(name: str, method: str | PositionMethod) -> None:
+    """Raise unless ``method`` names a method that acts on the input, or none."""
+    if get_method(method).acts_on not in ("input", "none"):
         allowed = (*method_names("input"), *method_names("none"))
         raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))} for this model; got {method!r}")
-    return entry
-
-_DEFAULT_LEARNING_RATE = 3e-3
 
 
 def _data_seed(seed: int, *key: int) -> int:
     """A data seed drawn from ``seed`` and ``key`` alone: (0,) for training, (1, length) for a test."""
     return int(np.random.SeedSequence(seed, spawn_key=key).generate_state(1)[0])
-
-
-def _adam(learning_rate: float, decay_steps: int | None) -> keras.optimizers.Adam:
-    """Adam with a fixed learning rate, or one that falls to zero along a cosine."""
-    learning_rate = require_positive_float("learning_rate", learning_rate)
-    if decay_steps is not None:
-        decay_steps = require_int("decay_steps", decay_steps, minimum=1)
-        learning_rate = keras.optimizers.schedules.CosineDecay(learning_rate, decay_steps)
-    return keras.optimizers.Adam(learning_rate)
 
 
 def encoder_block(x, *, heads: int, hidden: int, tag: str = ""):
@@ -82,7 +69,7 @@ def order_classifier(
     heads: int = 2,
     blocks: int = 1,
     hidden: int = 64,
-    learning_rate: float = _DEFAULT_LEARNING_RATE,
+    learning_rate: float = 3e-3,
     decay_steps: int | None = None,
     seed: int = 0,
 ) -> keras.Model:
@@ -123,8 +110,13 @@ def order_classifier(
     hidden = require_int("hidden", hidden, minimum=1)
     seed = require_int("seed", seed, minimum=0)
     require_multiple("depth", depth, "heads", heads)
-    entry = _require_method("method", method)
-    optimizer = _adam(learning_rate, decay_steps)
+    learning_rate = require_positive_float("learning_rate", learning_rate)
+    _require_input_method("method", method)
+    entry = get_method(method)
+    if decay_steps is not None:  # the rate falls to 0 along a cosine
+        decay_steps = require_int("decay_steps", decay_steps, minimum=1)
+        learning_rate = keras.optimizers.schedules.CosineDecay(
+            learning_rate, decay_steps)
 
     keras.utils.set_random_seed(seed)
     tokens = keras.Input(shape=(None,), dtype="int32", name="tokens")
@@ -141,7 +133,7 @@ def order_classifier(
     logit = keras.layers.Dense(1, name="logit")(pooled)
     model = keras.Model(tokens, logit, name=f"order_classifier_{entry.name}")
     model.compile(
-        optimizer=optimizer,
+        optimizer=keras.optimizers.Adam(learning_rate),
         loss=keras.losses.BinaryCrossentropy(from_logits=True),
         metrics=[keras.metrics.BinaryAccuracy(threshold=0.0, name="accuracy")],
     )
@@ -176,7 +168,7 @@ def train_side_by_side(
     *,
     epochs: int,
     batch_size: int,
-    learning_rate: float = _DEFAULT_LEARNING_RATE,
+    learning_rate: float = 3e-3,
     decay_steps: int | None = None,
     seed: int = 0,
 ) -> dict[str, tuple[float, ...]]:
@@ -202,9 +194,12 @@ def train_side_by_side(
     epochs = require_int("epochs", epochs, minimum=1)
     batch_size = require_int("batch_size", batch_size, minimum=1)
     seed = require_int("seed", seed, minimum=0)
-    if decay_steps is None:
+    learning_rate = require_positive_float("learning_rate", learning_rate)
+    if decay_steps is None:  # every step of the training
         decay_steps = epochs * -(-len(tokens) // batch_size)
-    optimizer = _adam(learning_rate, decay_steps)
+    decay_steps = require_int("decay_steps", decay_steps, minimum=1)
+    optimizer = keras.optimizers.Adam(
+        keras.optimizers.schedules.CosineDecay(learning_rate, decay_steps))
 
     inputs = keras.Input(shape=(None,), dtype="int32", name="tokens")
     branches = keras.Model(
@@ -273,6 +268,7 @@ def run_order_experiments(
     test_pairs: int = 500,
     epochs: int = 6,
     batch_size: int = 64,
+    learning_rate: float = 3e-3,
     seed: int = 0,
     **model_options,
 ) -> dict[str, OrderRun]:
@@ -300,6 +296,7 @@ def run_order_experiments(
         test_pairs: mirror pairs in each test set.
         epochs: passes over the training set.
         batch_size: sequences per training step.
+        learning_rate: Adam's initial learning rate, for every model.
         seed: one seed for the weights, the data and the shuffling.
         **model_options: passed on to :func:`order_classifier`.
 
@@ -311,7 +308,9 @@ def run_order_experiments(
         >>> list(runs), runs["none"].test_accuracy[24]
         (['none', 'learned'], 0.5)
     """
-    entries = tuple(_require_method("methods", method) for method in methods)
+    for method in methods:
+        _require_input_method("methods", method)
+    entries = tuple(get_method(method) for method in methods)
     methods = tuple(entry.name for entry in entries)
     if not methods or len(set(methods)) != len(methods):
         raise ValueError(f"methods must name each method at most once, and at least one; got {methods!r}")
@@ -327,7 +326,8 @@ def run_order_experiments(
     # its length alone, so a length's test set does not change with the other lengths.
     train_seed = _data_seed(seed, 0)
 
-    models = {entry.name: order_classifier(entry, seed=seed, **model_options) for entry in entries}
+    models = {entry.name: order_classifier(entry, seed=seed, learning_rate=learning_rate, **model_options)
+              for entry in entries}
     initial_tables = {
         method: keras.ops.convert_to_numpy(model.get_layer("embedding").position_embedding.table)
         if method == "learned" else None
@@ -336,7 +336,7 @@ def run_order_experiments(
     train_tokens, train_labels = marker_order_task(pairs, train_length, seed=train_seed)
     history = train_side_by_side(
         models, train_tokens, train_labels, epochs=epochs, batch_size=batch_size,
-        learning_rate=model_options.get("learning_rate", _DEFAULT_LEARNING_RATE),
+        learning_rate=learning_rate,
         decay_steps=model_options["decay_steps"], seed=seed,
     )
     tests = [(length, *marker_order_task(test_pairs, length, seed=_data_seed(seed, 1, length)))
