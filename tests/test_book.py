@@ -148,17 +148,21 @@ def _past_redirect(url: str) -> str:
 
 def test_every_page_renders_in_a_browser_opened_from_disk(visits):
     """Every page of the book at both widths: no console error, no failed or network
-    request, no TeX left unrendered, every image loaded and described."""
+    request, no TeX left unrendered, every image loaded, described and drawn in its
+    own shape."""
     failures = []
     for (name, width), visit in visits.items():
         failures += [f"{name} at {width} px: {p}" for p in visit["problems"]]
         prose = visit["prose"]
         failures += [f"{name} at {width} px: unrendered TeX near {m.group(0)!r}" for m in _RAW_TEX.finditer(prose)]
-        for source, loaded, has_alt in visit["images"]:
+        for source, loaded, has_alt, shape in visit["images"]:
             if not loaded:
                 failures.append(f"{name} at {width} px: image {source} did not load")
             if not has_alt:
                 failures.append(f"{name} at {width} px: image {source} has no alt text")
+            if abs(shape - 1) > 0.02:  # a pixel of rounding on a small image, not a squashed one
+                failures.append(f"{name} at {width} px: image {source} is drawn {shape:.2f} times as wide "
+                                "for its height as it is")
     assert not failures, "\n".join(failures)
 
 
@@ -310,8 +314,11 @@ def reader_pages(html: Path) -> list[Path]:
     return [html / "intro.html"] + sorted((html / "chapters").glob("*.html"))
 
 
+#: Each image: its source, whether it loaded, whether it is described, and its
+#: drawn shape (width over height) against its own (1 when not drawn).
 _IMAGES = ("() => Array.from(document.images).map(i => [i.getAttribute('src'), i.complete && i.naturalWidth > 0,"
-           " (i.getAttribute('alt') || '').trim().length > 0])")
+           " (i.getAttribute('alt') || '').trim().length > 0,"
+           " i.naturalHeight && i.clientHeight ? (i.clientWidth / i.clientHeight) / (i.naturalWidth / i.naturalHeight) : 1])")
 
 
 @pytest.fixture(scope="module")
