@@ -467,7 +467,7 @@ def test_table_positions_outside_the_table_or_of_the_wrong_shape_are_refused(mak
     with pytest.raises(ValueError, match=r"positions must have shape \(steps,\) or \(batch, steps\) with "
                                          r"steps = 3, got shape \(2, 2\)"):
         table(x, positions=np.array([[0, 1], [0, 1]]))
-    with pytest.raises(ValueError, match="give start or positions, not both"):
+    with pytest.raises(ValueError, match=name + r": give start or positions, not both \(got start=1\)"):
         table(x, start=1, positions=np.array([0, 1, 2]))
 
 

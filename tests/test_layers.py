@@ -288,6 +288,17 @@ def test_token_and_position_adds_the_table_to_the_token_vectors():
         np.testing.assert_allclose(outputs, vectors + reference_table(4, 6), rtol=1e-6, atol=2e-7)
 
 
+def test_scaled_token_vectors_stay_in_the_compute_dtype():
+    # width 4: the scale sqrt(4) = 2 is exact in float16, so only the sum rounds
+    embed = TokenAndPositionEmbedding(10, 8, 4, scale_embeddings=True, dtype="mixed_float16")
+    tokens = np.array([[3, 1, 7]])
+    outputs = to_numpy(embed(tokens))[0]
+    assert outputs.dtype == np.float16
+    doubled = 2 * to_numpy(embed.token_embedding.embeddings)[tokens[0]].astype(np.float16)
+    expected = doubled.astype(np.float64) + reference_table(3, 4).astype(np.float32).astype(np.float16)
+    np.testing.assert_allclose(outputs, expected, rtol=2.0**-10, atol=2.0**-24)
+
+
 # --- training ---------------------------------------------------------------------------
 
 

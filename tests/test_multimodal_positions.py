@@ -278,6 +278,10 @@ def test_axial_survives_the_config():
     positions = np.array([[0, 1, 2], [5, 0, 3]])
     np.testing.assert_array_equal(keras.ops.convert_to_numpy(clone(x, positions=positions)),
                                   keras.ops.convert_to_numpy(layer(x, positions=positions)))
+    # the layer turns by the rates of its own base, as the NumPy reference does
+    expected = apply_axial_rope(x[0, :, 0].astype(np.float64), positions[0], positions[1], base=100.0)
+    np.testing.assert_allclose(keras.ops.convert_to_numpy(layer(x, positions=positions))[0, :, 0], expected,
+                               rtol=0, atol=2e-6)
     plain = RotaryEmbedding(mrope_section=(2, 2), base=100.0)
     assert not np.allclose(keras.ops.convert_to_numpy(plain(x, positions=positions)),
                            keras.ops.convert_to_numpy(layer(x, positions=positions)), atol=1e-3)

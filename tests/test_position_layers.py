@@ -1,6 +1,7 @@
 """The attention-side layers: each against its NumPy reference and its defining property."""
 
 import math
+import re
 
 import keras
 import mpmath
@@ -94,6 +95,53 @@ def test_yarn_scale_may_be_the_ratio_of_the_contexts():
     np.testing.assert_array_equal(to_numpy(by_ratio(x, start_index=9000)), to_numpy(by_scale(x, start_index=9000)))
     with pytest.raises(ValueError, match="scale=2.0 disagrees"):
         RotaryEmbedding("rope_yarn", original_length=4096, max_length=16384, scale=2.0)
+    # a scale that agrees is taken; one a quarter off is refused, in full
+    assert RotaryEmbedding("rope_yarn", original_length=16, max_length=20, scale=1.25).effective_scale == 1.25
+    with pytest.raises(ValueError, match=re.escape(
+            "scale=1.5 disagrees with max_length / original_length = 20 / 16 = 1.25; give one or the other")):
+        RotaryEmbedding("rope_yarn", original_length=16, max_length=20, scale=1.5)
+    # agreement is to round-off only: a scale 2**-30 or a millionth off is refused
+    for scale in (1.25 + 2.0**-30, 1.25 * (1 + 1e-6)):
+        with pytest.raises(ValueError, match=re.escape(f"scale={scale!r} disagrees")):
+            RotaryEmbedding("rope_yarn", original_length=16, max_length=20, scale=scale)
+
+
+@pytest.mark.parametrize("method", ["rope_pi", "rope_ntk"])
+def test_a_scaled_method_without_a_scale_is_plain_rope(method):
+    x = np.random.default_rng(7).normal(size=(1, 4, 1, 8)).astype("float32")
+    layer = RotaryEmbedding(method)
+    assert layer.effective_scale == 1.0
+    np.testing.assert_allclose(to_numpy(layer(x, start_index=300)),
+                               apply_rope(x.astype("float64"), np.arange(300, 304), sequence_axis=1),
+                               rtol=0, atol=2e-6)
+
+
+def test_an_attention_factor_of_two_doubles_every_rotated_vector():
+    x = np.random.default_rng(8).normal(size=(1, 3, 1, 8)).astype("float32")
+    layer = RotaryEmbedding("rope_yarn", scale=4.0, original_length=16, attention_factor=2.0)
+    reference = apply_rope(x.astype("float64"), np.arange(3), sequence_axis=1,
+                           rates=scaled_rates("rope_yarn", 8, scale=4.0, original_length=16))
+    np.testing.assert_allclose(to_numpy(layer(x)), 2.0 * reference, rtol=0, atol=4e-6)
+
+
+def test_rotary_embedding_counts_positions_from_the_attention_mask():
+    x = np.random.default_rng(9).normal(size=(2, 4, 1, 8)).astype("float32")
+    mask = np.array([[0, 0, 1, 1], [1, 1, 1, 1]])
+    out = to_numpy(RotaryEmbedding()(x, attention_mask=mask))
+    # by hand: a token's position is the count of tokens before it, a pad's 0
+    for row, positions in enumerate(([0, 0, 0, 1], [0, 1, 2, 3])):
+        np.testing.assert_allclose(out[row], apply_rope(x[row].astype("float64"), np.array(positions),
+                                                        sequence_axis=0), rtol=0, atol=2e-6)
+
+
+@pytest.mark.parametrize(("factors", "message"), [
+    ([[1.0, 1.0]], "short_factor must be a flat sequence of numbers, one per pair; got shape (1, 2)"),
+    (2.0, "short_factor must be a flat sequence of numbers, one per pair; got shape ()"),
+    ([1.0, "x"], "short_factor must be a sequence of numbers, got [1.0, 'x']"),
+])
+def test_longrope_factors_that_are_not_a_flat_list_of_numbers_are_refused(factors, message):
+    with pytest.raises((TypeError, ValueError), match="^" + re.escape(message) + "$"):
+        RotaryEmbedding("rope_longrope", original_length=8, short_factor=factors)
 
 
 @pytest.mark.parametrize(
@@ -118,6 +166,66 @@ def test_rotary_embedding_refuses_a_feature_count_it_cannot_split():
         RotaryEmbedding(rotary_fraction=0.375)(np.zeros((1, 2, 8), "float32"))
 
 
+@pytest.mark.parametrize(
+    ("settings", "call", "message"),
+    [
+        ({}, {"length": 4}, "length is used by methods 'rope_dynamic' and 'rope_longrope' only"),
+        ({}, {"positions": np.arange(3), "attention_mask": np.ones((1, 3))},
+         "give positions or attention_mask, not both"),
+        ({"sequence_axis": 4}, {}, "sequence_axis=4 is outside inputs of rank 4"),
+        ({"sequence_axis": -5}, {}, "sequence_axis=-5 is outside inputs of rank 4"),
+        ({"feature_axis": 4}, {}, "feature_axis=4 is outside inputs of rank 4"),
+        ({"feature_axis": -5}, {}, "feature_axis=-5 is outside inputs of rank 4"),
+        ({"sequence_axis": 3}, {}, "sequence_axis and feature_axis are the same axis (3)"),
+        ({"sequence_axis": -1, "feature_axis": 3}, {}, "sequence_axis and feature_axis are the same axis (3)"),
+        ({"mrope_section": (1, 1, 2)}, {},
+         "mrope_section=(1, 1, 2) needs positions of shape (3, sequence) or (3, batch, sequence), got None"),
+        ({"mrope_section": (1, 1, 2)}, {"positions": np.arange(3)},
+         "mrope_section=(1, 1, 2) needs positions of shape (3, sequence) or (3, batch, sequence), got (3,)"),
+        ({"mrope_section": (1, 1, 2)}, {"positions": np.zeros((2, 3), "int32")},
+         "mrope_section=(1, 1, 2) needs positions of shape (3, sequence) or (3, batch, sequence), got (2, 3)"),
+        ({"mrope_section": (1, 1, 2)}, {"positions": np.zeros((3, 1, 1, 3), "int32")},
+         "mrope_section=(1, 1, 2) needs positions of shape (3, sequence) or (3, batch, sequence), "
+         "got (3, 1, 1, 3)"),
+    ],
+)
+def test_rotary_embedding_refuses_a_bad_call_in_its_own_words(settings, call, message):
+    layer = RotaryEmbedding(name="rope_q", **settings)
+    with pytest.raises(ValueError, match=re.escape(f"rope_q: {message}")):
+        layer(np.zeros((1, 3, 2, 8), "float32"), **call)
+
+
+@pytest.mark.parametrize(("settings", "shape"), [
+    ({}, (1, 3, 2, 7)),
+    ({"rotary_fraction": 1.0}, (1, 3, 2, None)),
+    ({"proportional": True, "rotary_fraction": 0.5}, (1, 3, 2, 7)),
+])
+def test_rotary_embedding_refuses_a_width_it_cannot_pair(settings, shape):
+    layer = RotaryEmbedding(name="rope_k", **settings)
+    message = f"rope_k: the feature axis must have a known even size (RoPE rotates pairs), got shape {shape}"
+    with pytest.raises(ValueError, match="^" + re.escape(message) + "$"):
+        layer.build(shape)
+
+
+def test_rotary_embedding_refuses_sections_that_do_not_fill_the_head():
+    layer = RotaryEmbedding(name="rope_k", mrope_section=(1, 1, 2))
+    message = "rope_k: mrope_section=(1, 1, 2) has 4 pairs, the rotated depth 10 has 5"
+    with pytest.raises(ValueError, match="^" + re.escape(message) + "$"):
+        layer.build((1, 3, 2, 10))
+
+
+def test_rotary_embedding_axes_may_count_from_either_end():
+    x = np.random.default_rng(6).normal(size=(3, 2, 4)).astype("float32")
+    expected = apply_rope(x, sequence_axis=0, feature_axis=2)
+    for sequence_axis, feature_axis in ((0, 2), (-3, -1), (0, -1), (-3, 2)):
+        out = to_numpy(RotaryEmbedding(sequence_axis=sequence_axis, feature_axis=feature_axis)(x))
+        np.testing.assert_allclose(out, expected, atol=1e-6, err_msg=f"{sequence_axis}, {feature_axis}")
+    # the features first: the pairs run down axis 0
+    moved = np.moveaxis(x, 2, 0)
+    out = to_numpy(RotaryEmbedding(sequence_axis=-2, feature_axis=-3)(moved))
+    np.testing.assert_allclose(np.moveaxis(out, 0, 2), expected, atol=1e-6)
+
+
 # dynamic NTK
 
 
@@ -135,6 +243,18 @@ def test_dynamic_ntk_follows_the_length_it_is_called_with():
     rates = pe_lib.angle_rates(8, base=10000.0 * 3 ** (8 / 6))
     expected = apply_rope(x, np.arange(10, 14), sequence_axis=1, rates=rates)
     np.testing.assert_allclose(to_numpy(layer(x, start_index=10, length=32)), expected, atol=2e-6)
+
+
+def test_dynamic_ntk_forms_its_angles_in_float64_where_the_backend_has_it():
+    if not has_float64():
+        pytest.skip("the backend keeps no float64 (JAX without jax_enable_x64)")
+    x = np.random.default_rng(10).normal(size=(1, 2, 1, 8)).astype("float32")
+    layer = RotaryEmbedding("rope_dynamic", scale=2.0, original_length=16)
+    # length 100002: s = 2 * 100002 / 16 - 1 = 12499.25; float32 angles would be off by ~1e-3 here
+    rates = pe_lib.angle_rates(8, base=10000.0 * 12499.25 ** (8 / 6))
+    expected = apply_rope(x.astype("float64"), np.array([100000, 100001]), sequence_axis=1, rates=rates)
+    out = to_numpy(layer(x, positions=np.array([100000, 100001])))
+    np.testing.assert_allclose(out, expected, rtol=0, atol=2e-6)
 
 
 def test_dynamic_ntk_keys_cached_at_another_length_break_the_offset_rule():
