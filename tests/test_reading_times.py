@@ -168,7 +168,7 @@ def test_each_core_chapter_has_a_core_exercise():
 def test_the_introduction_states_both_times_of_the_core_path():
     """The sentence that promises the two afternoons: both times, each within a rounding step."""
     sentence = " ".join(INTRO.split())
-    found = re.search(r"about (?P<core>[\dh min]+?) with each chapter's core exercise, "
+    found = re.search(r"about (?P<core>[\dh min]+?) with each chapter's core exercises?, "
                       r"(?P<all>[\dh min]+?) with the \*Going further\* exercises too", sentence)
     assert found, "intro.md must say how long the core path takes with its core exercises and with all of them"
     core = total(CORE)
@@ -225,7 +225,7 @@ def test_a_page_is_counted_as_the_module_says(tmp_path):
     # one of the fenced solution
     assert counted.code_lines == 2 + 4 + 1
     assert (counted.figures, counted.exercises, counted.further_exercises, counted.equations) == (2, 1, 1, 1)
-    reading = 34 / 120 + 1 * 30 / 60 + 7 * 8 / 60 + 2 * 60 / 60
+    reading = 34 / 100 + 1 * 30 / 60 + 7 * 8 / 60 + 2 * 60 / 60
     assert counted.reading_minutes() == pytest.approx(reading)
     assert counted.minutes_with_exercises() == pytest.approx(reading + 10)
     assert counted.minutes_with_all_exercises() == pytest.approx(reading + 20)

@@ -25,7 +25,7 @@ The time to read a page is
 
 .. math::
 
-   \frac{\text{words}}{120\ \text{per minute}}
+   \frac{\text{words}}{100\ \text{per minute}}
    + \text{equations} \times 30\ \text{s}
    + \text{code lines} \times 8\ \text{s}
    + \text{figures} \times 60\ \text{s},
@@ -33,10 +33,10 @@ The time to read a page is
 and with its exercises, 10 minutes more for each core exercise (to try it and
 read its solution, whose words are already counted); with all its exercises,
 10 minutes more for each further exercise too. Every exercise's words and
-code count in the reading time, whether core or further. 120 words a minute
-is a pace for studying, not for reading through: the rates usually given for
-reading to learn run from 100 to 200 words a minute, against about 240 for
-reading non-fiction (Brysbaert, 2019). A student stops at an equation, reads a
+code count in the reading time, whether core or further. 100 words a minute
+is a pace for studying, not for reading through: the slow end of the rates
+usually given for reading to learn, 100 to 200 words a minute, against about
+240 for reading non-fiction (Brysbaert, 2019). A student stops at an equation, reads a
 line of code twice and looks for what a figure shows.
 
 >>> text = '''(chapter-x)=
@@ -53,9 +53,9 @@ line of code twice and looks for what a figure shows.
 >>> counts = PageCounts(words=1200, code_lines=30, figures=4, exercises=1,
 ...                     further_exercises=2, equations=6)
 >>> counts.reading_minutes(), counts.minutes_with_exercises()
-(21.0, 31.0)
+(23.0, 33.0)
 >>> counts.minutes_with_all_exercises()
-51.0
+53.0
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 #: A pace for studying technical prose, in words per minute.
-WORDS_PER_MINUTE = 120
+WORDS_PER_MINUTE = 100
 #: Time to work through one display equation, in seconds.
 SECONDS_PER_EQUATION = 30
 #: Time to read one visible line of code, in seconds.
@@ -118,8 +118,8 @@ class PageCounts:
     """What one page asks of its reader: words, code lines, figures, core
     exercises, further exercises and display equations.
 
-    >>> PageCounts(words=240, code_lines=0, figures=0, exercises=1).minutes_with_exercises()
-    12.0
+    >>> PageCounts(words=300, code_lines=0, figures=0, exercises=1).minutes_with_exercises()
+    13.0
     """
 
     words: int
