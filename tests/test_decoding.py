@@ -471,6 +471,16 @@ def test_table_positions_outside_the_table_or_of_the_wrong_shape_are_refused(mak
         table(x, start=1, positions=np.array([0, 1, 2]))
 
 
+@pytest.mark.parametrize("make", [lambda: PositionalEncoding(max_length=4),
+                                  lambda: LearnedPositionEmbedding(max_length=4)])
+def test_one_row_of_table_positions_serves_every_row(make):
+    table, x = make(), np.zeros((2, 3, 4), "float32")
+    table.build(x.shape)
+    rows = to_numpy(table.table)[[3, 0, 1]]  # the rows of positions 3, 0, 1, from the table itself
+    out = to_numpy(table(x, positions=np.array([3, 0, 1])))
+    np.testing.assert_array_equal(out, np.broadcast_to(rows, (2, 3, 4)))
+
+
 def test_left_padded_prompts_decode_as_their_rows_alone():
     layer = PositionalSelfAttention(heads=2, key_dim=4, method="rope", window=4)
     x = np.random.default_rng(10).normal(size=(2, 8, 8)).astype("float32")

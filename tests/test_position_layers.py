@@ -449,6 +449,17 @@ def test_shaw_uses_the_clipped_offsets_for_keys_and_values():
                                np.einsum("qk,qkd->qd", weights[0], values_table[rows]), rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("make, heads", [(lambda: AlibiBias(heads=2), (2,)), (lambda: T5RelativeBias(heads=2), (2,)),
+                                         (lambda: ShawRelativePositions(max_distance=2), ())])
+def test_a_block_of_3_queries_and_5_keys_has_a_3_by_5_term_in_a_model(make, heads):
+    """Symbolic shapes: the keys' length when keys are given, the queries' otherwise (depth 8 is neither)."""
+    layer = make()
+    queries, keys = keras.Input(shape=(3, 8)), keras.Input(shape=(5, 8))
+    assert tuple(layer(queries, keys).shape) == (None, *heads, 3, 5)
+    assert tuple(layer(queries).shape) == (None, *heads, 3, 3)
+    assert tuple(layer(keras.Input(shape=(None, 8)), keys).shape) == (None, *heads, None, 5)
+
+
 # --- PositionalEncoding: cached decoding ---------------------------------------------------
 
 
