@@ -138,6 +138,9 @@ def test_rotary_embedding_counts_positions_from_the_attention_mask():
     ([[1.0, 1.0]], "short_factor must be a flat sequence of numbers, one per pair; got shape (1, 2)"),
     (2.0, "short_factor must be a flat sequence of numbers, one per pair; got shape ()"),
     ([1.0, "x"], "short_factor must be a sequence of numbers, got [1.0, 'x']"),
+    ([1.0, None], "short_factor must hold positive finite numbers, one per pair; got [1.0, None]"),
+    ([1.0, 0.0], "short_factor must hold positive finite numbers, one per pair; got [1.0, 0.0]"),
+    ([1.0, float("inf")], "short_factor must hold positive finite numbers, one per pair; got [1.0, inf]"),
 ])
 def test_longrope_factors_that_are_not_a_flat_list_of_numbers_are_refused(factors, message):
     with pytest.raises((TypeError, ValueError), match="^" + re.escape(message) + "$"):

@@ -42,6 +42,8 @@ def _as_list(name: str, factors):
         raise TypeError(f"{name} must be a sequence of numbers, got {factors!r}") from error
     if array.ndim != 1:
         raise ValueError(f"{name} must be a flat sequence of numbers, one per pair; got shape {array.shape}")
+    if not np.all(np.isfinite(array) & (array > 0)):  # None becomes nan on the way in
+        raise ValueError(f"{name} must hold positive finite numbers, one per pair; got {factors!r}")
     return [float(value) for value in array]
 
 
