@@ -146,9 +146,10 @@ def open_and_run_all(page, lab, chapter: str) -> float:
     page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
     page.get_by_text("Run All Cells", exact=True).click()
     prompts = f"[...({current})().node.querySelectorAll('.jp-CodeCell .jp-InputArea-prompt')]"
-    # The saved prompts are numbered already: first see the run start ([*] queued)...
+    # The saved prompts are numbered already: first see the run start ([*] queued)
+    # (as long as the kernel's start may take: a loaded machine is slow to queue)...
     page.wait_for_function(f"() => {prompts}.some(p => p.textContent.includes('*'))",
-                           timeout=60_000, polling=100)
+                           timeout=180_000, polling=100)
     # ... then end: every code cell numbered, none queued, the kernel idle.
     page.wait_for_function(f"""() => {{
         const kernel = ({current})().sessionContext.session.kernel;
