@@ -125,10 +125,13 @@ CATALOGUE = (
      "text and image patches in one sequence, each with its own axes"),
     ("Mistral 7B v0.1", "mistral_7b_v0_1", "mistral2023config", None, "",
      "a cache that stops growing; reach through stacked layers"),
-    ("Phi-3 mini 4k", "phi3_mini_4k", "microsoft2024phi3config", 4096, "",
+    ("Phi-3 mini 4k", "phi3_mini_4k", "microsoft2024phi3config", 4096,
+     "the window as published: 2,047 keys, the query's own included, "
+     "about half the trained length",
      "plain RoPE in a window of 2047 keys"),
     ("Phi-3.5 mini", "phi3_5_mini", "microsoft2024phi35config", 4096,
-     "short factors up to 4096, long beyond",
+     "short factors up to 4096, long beyond; the window as published is twice the context, "
+     "so it masks nothing",
      "a searched factor per pair, fitted to each length range"),
     ("DeepSeek-V3", "deepseek_v3", "deepseek2024v3config", 4096,
      "a separate 64-wide rotary slice, its key shared by the heads",
