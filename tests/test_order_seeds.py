@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 
 from pe_lib.course.order.mixing import mixing_classifier
-from pe_lib.course.order.seeds import ORDER_METHODS, ORDER_TEST_LENGTHS, _write, read_rows
-from pe_lib.course.order.tasks import marker_order_task
+from pe_lib.course.order.seeds import (ORDER_LONGEST, ORDER_METHODS, ORDER_TEST_LENGTHS, ORDER_TRAIN_LENGTH, _write,
+                                       control_sequences, read_rows)
+from pe_lib.course.order.tasks import FILLER_START, marker_order_task, marker_positions, with_fillers
 from pe_lib.course.order.trained_terms import head_measures, head_terms
 
 DATA = Path(__file__).resolve().parents[1] / "chapters" / "data"
@@ -75,6 +76,7 @@ def test_committed_files_hold_every_seed_and_model():
     assert sorted((row["seed"], row["method"]) for row in order) == sorted(
         (seed, method) for seed in range(5) for method in ORDER_METHODS)
     assert all(0 <= row[f"accuracy_{length}"] <= 1 for row in order for length in ORDER_TEST_LENGTHS)
+    assert all(0 <= row[f"accuracy_{ORDER_LONGEST}_{where}"] <= 1 for row in order for where in ("early", "late"))
     mixing = read_rows(DATA / "mixing_seeds.csv")
     assert sorted((row["seed"], row["front_end"]) for row in mixing) == sorted(
         (seed, name) for seed in range(5) for name in ("add", "concatenate_half"))
@@ -99,3 +101,39 @@ def test_one_seeds_sinusoidal_model_answers_at_chance_past_18_tokens():
     assert sinusoidal[3]["accuracy_16"] > 0.5
     assert all(row[f"accuracy_{length}"] > 0.5 for seed, row in sinusoidal.items() if seed != 3
                for length in ORDER_TEST_LENGTHS)
+
+
+def test_the_control_moves_the_markers_and_nothing_else():
+    """Early: the training-length sequences, then fillers; late: fillers first. Both hold the
+    same markers in the same order, so the labels carry over; only their positions differ."""
+    short, labels = marker_order_task(20, ORDER_TRAIN_LENGTH, seed=5)
+    controls = control_sequences()
+    assert set(controls) == {"early", "late"}
+    (early, early_labels), (late, late_labels) = controls["early"], controls["late"]
+    assert early.shape == late.shape == (1000, ORDER_LONGEST)
+    assert np.array_equal(early_labels, late_labels)
+    steps = ORDER_LONGEST - ORDER_TRAIN_LENGTH
+    assert np.array_equal(early[:, :ORDER_TRAIN_LENGTH], late[:, steps:])
+    assert np.array_equal(early[:, ORDER_TRAIN_LENGTH:], late[:, :steps])  # the same fillers
+    first, second = marker_positions(early)
+    assert first.max() < ORDER_TRAIN_LENGTH and second.max() < ORDER_TRAIN_LENGTH
+    assert np.array_equal(early_labels, (first < second).astype(int))
+    late_first, late_second = marker_positions(late)
+    assert late_first.min() >= steps and np.array_equal(late_first, first + steps)
+    # by hand: fillers come from the filler ids, after or before the row
+    longer = with_fillers(short, 4, seed=1)
+    assert np.array_equal(longer[:, :ORDER_TRAIN_LENGTH], short)
+    assert longer[:, ORDER_TRAIN_LENGTH:].min() >= FILLER_START and longer.max() < 16
+    assert np.array_equal(with_fillers(short, 4, before=True, seed=1)[:, 4:], short)
+    assert longer.dtype == np.int32 and with_fillers(short, 0).shape == short.shape
+
+
+@pytest.mark.parametrize(("arguments", "message"), [
+    (dict(tokens=np.ones(3, dtype=int), steps=1), r"tokens must be 2-D \(sequences, steps\), got shape \(3,\)"),
+    (dict(tokens=np.ones((1, 3), dtype=int), steps=-1), r"steps"),
+    (dict(tokens=np.ones((1, 3), dtype=int), steps=1.5), r"steps"),
+    (dict(tokens=np.ones((1, 3), dtype=int), steps=1, vocabulary_size=3), r"vocabulary_size"),
+])
+def test_with_fillers_refuses_bad_input(arguments, message):
+    with pytest.raises((ValueError, TypeError), match=message):
+        with_fillers(**arguments)

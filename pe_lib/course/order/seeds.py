@@ -5,7 +5,8 @@ and say what held for others. This program reruns both experiments with the
 chapters' settings for each seed and writes what those sentences are about:
 
 - ``order_seeds.csv`` (Learned or fixed): one row per seed and position
-  table, its accuracy at each test length (:func:`order_rows`);
+  table, its accuracy at each test length, and at the longest with both
+  markers in the first or the last training-length steps (:func:`order_rows`);
 - ``mixing_seeds.csv`` (What attention sees): one row per seed and front
   end, its accuracy (:func:`mixing_rows`);
 - ``attention_heads_seeds.csv`` (What attention sees): one row per seed and
@@ -32,6 +33,8 @@ from pe_lib.course.real_text.experiment import read_results, write_results
 ORDER_METHODS = ("sinusoidal", "learned")
 ORDER_TRAIN_LENGTH, ORDER_LONGEST = 12, 24
 ORDER_TEST_LENGTHS = tuple(range(ORDER_TRAIN_LENGTH, ORDER_LONGEST + 1, 2))
+#: How many pairs the control draws, and from which seed (see :func:`control_sequences`).
+ORDER_CONTROL = dict(pairs=500, seed=99)
 #: The settings of What attention sees' run (its cell's arguments).
 MIXING_WIDTH = 32
 MIXING_VARIANTS = {
@@ -48,13 +51,28 @@ DEFAULT_FOLDER = Path(__file__).resolve().parents[3] / "chapters" / "data"
 
 def order_rows(seed: int) -> list[dict]:
     """Learned or fixed's experiment with ``seed``: one row per position table."""
-    from pe_lib.course.order.classifier import run_order_experiments
+    from pe_lib.course.order.classifier import order_accuracy, run_order_experiments
 
     runs = run_order_experiments(ORDER_METHODS, train_length=ORDER_TRAIN_LENGTH,
                                  test_lengths=ORDER_TEST_LENGTHS, max_length=ORDER_LONGEST, seed=seed)
+    controls = control_sequences()
     return [{"seed": seed, "method": method,
-             **{f"accuracy_{length}": run.test_accuracy[length] for length in ORDER_TEST_LENGTHS}}
+             **{f"accuracy_{length}": run.test_accuracy[length] for length in ORDER_TEST_LENGTHS},
+             **{f"accuracy_{ORDER_LONGEST}_{where}": order_accuracy(run.model, tokens, labels)
+                for where, (tokens, labels) in controls.items()}}
             for method, run in runs.items()]
+
+
+def control_sequences() -> dict[str, tuple]:
+    """Sequences of the longest length whose markers lie in the first (``"early"``) or last
+    (``"late"``) training-length steps, the same markers in both: what separates the
+    markers' new positions from a longer sequence."""
+    from pe_lib.course.order.tasks import marker_order_task, with_fillers
+
+    tokens, labels = marker_order_task(ORDER_CONTROL["pairs"], ORDER_TRAIN_LENGTH, seed=ORDER_CONTROL["seed"])
+    steps = ORDER_LONGEST - ORDER_TRAIN_LENGTH
+    return {where: (with_fillers(tokens, steps, before=where == "late", seed=ORDER_CONTROL["seed"]), labels)
+            for where in ("early", "late")}
 
 
 def mixing_rows(seed: int) -> tuple[list[dict], list[dict]]:

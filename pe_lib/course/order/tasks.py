@@ -71,6 +71,30 @@ def marker_order_task(
     return tokens.reshape(2 * pairs, length).astype(np.int32), labels.reshape(-1).astype(np.int32)
 
 
+def with_fillers(
+    tokens: np.ndarray, steps: int, *, before: bool = False, vocabulary_size: int = 16, seed: int = 0
+) -> np.ndarray:
+    """``tokens`` lengthened by ``steps`` random fillers after each row (in front with ``before``).
+
+    The markers keep their order, so each row keeps its label; only their
+    positions move (by ``steps`` with ``before``) and the sequence grows.
+
+    >>> with_fillers(np.array([[1, 2]]), 3, seed=0)
+    array([[ 1,  2, 14, 11,  9]], dtype=int32)
+    >>> with_fillers(np.array([[1, 2]]), 3, before=True, seed=0)
+    array([[14, 11,  9,  1,  2]], dtype=int32)
+    """
+    tokens = np.asarray(tokens)
+    if tokens.ndim != 2:
+        raise ValueError(f"tokens must be 2-D (sequences, steps), got shape {tokens.shape}")
+    steps = require_int("steps", steps, minimum=0)
+    vocabulary_size = require_int("vocabulary_size", vocabulary_size, minimum=FILLER_START + 1)
+    seed = require_int("seed", seed, minimum=0)
+    fillers = np.random.default_rng(seed).integers(FILLER_START, vocabulary_size, size=(len(tokens), steps))
+    parts = (fillers, tokens) if before else (tokens, fillers)
+    return np.concatenate(parts, axis=1).astype(np.int32)
+
+
 def marker_positions(tokens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Positions of ``FIRST_MARKER`` and ``SECOND_MARKER`` in each row.
 
