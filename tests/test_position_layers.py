@@ -12,6 +12,7 @@ import pe_lib
 from pe_lib.alibi import alibi_block
 from pe_lib.layers import (
     AlibiBias,
+    LearnedPositionEmbedding,
     PositionalEncoding,
     PositionalSelfAttention,
     RotaryEmbedding,
@@ -616,3 +617,39 @@ def test_self_attention_buckets_t5_offsets_causally():
     # bidirectional buckets would differ on every row past the first few
     both = relative_position_bucket(offsets, bidirectional=True, num_buckets=6, max_distance=8)
     assert np.any((both != causal)[lower])
+
+
+@pytest.mark.parametrize(("layer", "needed"), [(AlibiBias(heads=2), "(batch, length, depth)"),
+                                               (T5RelativeBias(heads=2), "(batch, length, depth)"),
+                                               (ShawRelativePositions(max_distance=2), "(..., length, depth)")],
+                         ids=["AlibiBias", "T5RelativeBias", "ShawRelativePositions"])
+def test_bias_layers_refuse_queries_without_a_length_and_a_depth(layer, needed):
+    """A query vector alone, (depth,), is refused with the shape the layer needs and the one it got."""
+    with pytest.raises(ValueError) as caught:
+        layer(np.zeros((8,), "float32"))
+    assert f"{layer.name}: queries must have shape {needed}, got shape (8,)" in str(caught.value)
+
+
+@pytest.mark.parametrize("layer_class", [LearnedPositionEmbedding, PositionalEncoding])
+@pytest.mark.parametrize("shape", [(2, 8), (2, 5, None)])
+def test_position_tables_name_their_own_class_when_they_refuse_a_shape(layer_class, shape):
+    with pytest.raises(ValueError) as caught:
+        layer_class(16).build(shape)
+    assert str(caught.value).startswith(f"{layer_class.__name__} ")
+    assert str(shape) in str(caught.value)
+
+
+@pytest.mark.parametrize("shape", [(2, 8), (2, 5, None), (2, 3, 5, 8)])
+def test_self_attention_refuses_inputs_without_steps_and_a_known_depth(shape):
+    with pytest.raises(ValueError) as caught:
+        PositionalSelfAttention(heads=2, key_dim=4, name="attention").build(shape)
+    assert str(caught.value) == f"attention expects inputs of shape (batch, steps, depth), got shape {shape}"
+
+
+def test_self_attention_names_its_weights_as_a_port_maps_them():
+    """A checkpoint is ported weight by weight, by name: the four projections, and the sinks."""
+    layer = PositionalSelfAttention(heads=2, key_dim=4, sink_logit=True, name="attention")
+    layer.build((1, 3, 8))
+    assert sorted(weight.path for weight in layer.weights) == [
+        "attention/key/kernel", "attention/output/kernel", "attention/query/kernel", "attention/sinks",
+        "attention/value/kernel"]
