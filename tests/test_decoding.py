@@ -653,3 +653,11 @@ def test_without_position_ids_every_mrope_axis_counts_the_tokens():
     np.testing.assert_array_equal(to_numpy(mrope(x, attention_mask=mask)), given)
     _, cache = mrope.decode(x, attention_mask=mask)
     assert to_numpy(cache["positions"]).tolist() == [[[0, 0, 1, 2]], [[0, 0, 1, 2]]]
+
+
+def test_a_packed_row_goes_on_from_its_last_tokens_position_not_its_largest():
+    """Two documents packed in one row, positions 0-5 then 0-2: the next token is the third
+    document's position 3 (Hugging Face goes on from the last position id), not 6."""
+    layer = PositionalSelfAttention(heads=1, key_dim=2, method="rope")
+    _, cache = layer.decode(np.zeros((1, 9, 2), "float32"), position_ids=np.array([[0, 1, 2, 3, 4, 5, 0, 1, 2]]))
+    assert keras.ops.convert_to_numpy(layer.next_positions(cache, steps=2)).tolist() == [[3, 4]]
