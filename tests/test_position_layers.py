@@ -639,6 +639,14 @@ def test_position_tables_name_their_own_class_when_they_refuse_a_shape(layer_cla
     assert str(shape) in str(caught.value)
 
 
+@pytest.mark.parametrize("layer_class", [LearnedPositionEmbedding, PositionalEncoding])
+def test_position_tables_name_their_own_class_when_an_input_is_too_long(layer_class):
+    with pytest.raises(ValueError) as caught:
+        layer_class(16).build((2, 20, 8))
+    assert str(caught.value) == (f"{layer_class.__name__}: the input has 20 steps but max_length is 16; "
+                                 "build the layer with a larger max_length")
+
+
 @pytest.mark.parametrize("shape", [(2, 8), (2, 5, None), (2, 3, 5, 8)])
 def test_self_attention_refuses_inputs_without_steps_and_a_known_depth(shape):
     with pytest.raises(ValueError) as caught:
