@@ -78,6 +78,14 @@ def causal_visible(mask):
     return np.tril(np.ones((steps, steps), bool))[None] & mask[:, None, :] & mask[:, :, None]
 
 
+def seed_weights(layer, shape, seed):
+    """Build ``layer`` for ``shape`` with weights drawn from ``seed``: the same whatever ran before
+    in this process, so that a margin measured on them is the same in any test order."""
+    layer.build(shape)
+    weights = np.random.default_rng(seed)
+    layer.set_weights([weights.normal(size=w.shape).astype("float32") for w in layer.get_weights()])
+
+
 # --- padding ---------------------------------------------------------------------------------
 
 
@@ -265,9 +273,7 @@ def test_a_prompt_with_an_image_block_decodes_as_the_full_pass():
     the pass over all 6 steps, and the text after them decodes from the cache."""
     layer = PositionalSelfAttention(heads=2, key_dim=4, method="rope")
     x = np.random.default_rng(20).normal(size=(1, 6, 8)).astype("float32")
-    layer.build(x.shape)  # weights of their own seed, whatever ran before in this process
-    weights = np.random.default_rng(21)
-    layer.set_weights([weights.normal(size=w.shape).astype("float32") for w in layer.get_weights()])
+    seed_weights(layer, x.shape, 21)
     blocks = np.array([[-1, 0, 0, 0, -1, -1]])
     full = to_numpy(layer(x, block_ids=blocks))
     out, cache = layer.decode(x[:, :4], block_ids=blocks[:, :4])
@@ -305,9 +311,7 @@ def test_a_packed_row_decoded_by_documents_is_the_full_pass(method):
                {"original_length": 4, "short_factor": [1.0, 1.5], "long_factor": [2.0, 3.0]})
     layer = PositionalSelfAttention(heads=1, key_dim=4, method=method, base=10.0, method_options=options)
     x = np.random.default_rng(18).normal(size=(1, 8, 4)).astype("float32")
-    layer.build(x.shape)  # weights of their own seed, whatever ran before in this process
-    weights = np.random.default_rng(19)
-    layer.set_weights([weights.normal(size=w.shape).astype("float32") for w in layer.get_weights()])
+    seed_weights(layer, x.shape, 19)
     packed = ids.packed_position_ids([5, 3])[None]
     full = to_numpy(layer(x, position_ids=packed))
     _, cache = layer.decode(x[:, :5], position_ids=packed[:, :5])
@@ -426,9 +430,7 @@ def test_alibi_with_pads_between_tokens_is_blooms():
     mask = np.array([[1, 1, 0, 0, 0, 1, 1, 1], [0, 0, 1, 0, 1, 1, 1, 1]])
     x = np.random.default_rng(14).normal(size=(2, 8, 8)).astype("float32")
     layer = PositionalSelfAttention(heads=2, key_dim=4, method="alibi")
-    layer.build(x.shape)  # weights of their own seed, whatever ran before in this process
-    weights = np.random.default_rng(23)
-    layer.set_weights([weights.normal(size=w.shape).astype("float32") for w in layer.get_weights()])
+    seed_weights(layer, x.shape, 23)
     got = to_numpy(layer(x, attention_mask=mask))
     slopes = np.array([2.0**-4, 2.0**-8])
 

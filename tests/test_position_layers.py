@@ -619,12 +619,13 @@ def test_self_attention_buckets_t5_offsets_causally():
     assert np.any((both != causal)[lower])
 
 
-@pytest.mark.parametrize(("layer", "needed"), [(AlibiBias(heads=2), "(batch, length, depth)"),
-                                               (T5RelativeBias(heads=2), "(batch, length, depth)"),
-                                               (ShawRelativePositions(max_distance=2), "(..., length, depth)")],
+@pytest.mark.parametrize(("make", "needed"), [(lambda: AlibiBias(heads=2), "(batch, length, depth)"),
+                                              (lambda: T5RelativeBias(heads=2), "(batch, length, depth)"),
+                                              (lambda: ShawRelativePositions(max_distance=2), "(..., length, depth)")],
                          ids=["AlibiBias", "T5RelativeBias", "ShawRelativePositions"])
-def test_bias_layers_refuse_queries_without_a_length_and_a_depth(layer, needed):
+def test_bias_layers_refuse_queries_without_a_length_and_a_depth(make, needed):
     """A query vector alone, (depth,), is refused with the shape the layer needs and the one it got."""
+    layer = make()
     with pytest.raises(ValueError) as caught:
         layer(np.zeros((8,), "float32"))
     assert f"{layer.name}: queries must have shape {needed}, got shape (8,)" in str(caught.value)
