@@ -71,6 +71,14 @@ def marker_order_task(
     return tokens.reshape(2 * pairs, length).astype(np.int32), labels.reshape(-1).astype(np.int32)
 
 
+def _as_rows(tokens) -> np.ndarray:
+    """``tokens`` as an array of rows ``(sequences, steps)``, or a ``ValueError`` naming its shape."""
+    tokens = np.asarray(tokens)
+    if tokens.ndim != 2:
+        raise ValueError(f"tokens must be 2-D (sequences, steps), got shape {tokens.shape}")
+    return tokens
+
+
 def with_fillers(
     tokens: np.ndarray, steps: int, *, before: bool = False, vocabulary_size: int = 16, seed: int = 0
 ) -> np.ndarray:
@@ -84,9 +92,7 @@ def with_fillers(
     >>> with_fillers(np.array([[1, 2]]), 3, before=True, seed=0)
     array([[14, 11,  9,  1,  2]], dtype=int32)
     """
-    tokens = np.asarray(tokens)
-    if tokens.ndim != 2:
-        raise ValueError(f"tokens must be 2-D (sequences, steps), got shape {tokens.shape}")
+    tokens = _as_rows(tokens)
     steps = require_int("steps", steps, minimum=0)
     vocabulary_size = require_int("vocabulary_size", vocabulary_size, minimum=FILLER_START + 1)
     seed = require_int("seed", seed, minimum=0)
@@ -102,9 +108,7 @@ def marker_positions(tokens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     >>> marker_positions(tokens)
     (array([1, 4]), array([4, 1]))
     """
-    tokens = np.asarray(tokens)
-    if tokens.ndim != 2:
-        raise ValueError(f"tokens must be 2-D (sequences, steps), got shape {tokens.shape}")
+    tokens = _as_rows(tokens)
     for marker in (FIRST_MARKER, SECOND_MARKER):
         counts = np.sum(tokens == marker, axis=1)
         if np.any(counts != 1):
