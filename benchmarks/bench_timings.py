@@ -38,6 +38,9 @@ from nbclient import NotebookClient
 
 from pe_lib.course.display import reading_time as rt
 
+#: Joins a number to its unit in the introduction's tables, so that a narrow column never breaks "10 min".
+NO_BREAK = "\N{NO-BREAK SPACE}"
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from tasks import quick_selection  # noqa: E402  (what `test --quick` runs)
@@ -144,7 +147,8 @@ def intro_tables() -> None:
         def row(name: str, counts: rt.PageCounts, bold: str = "") -> str:
             times = [counts.reading_minutes(), counts.minutes_with_exercises()]
             times += [counts.minutes_with_all_exercises()] if with_all else []
-            return f"| {name} | " + " | ".join(f"{bold}{rt.format_minutes(t)}{bold}" for t in times) + " |"
+            return f"| {name} | " + " | ".join(f"{bold}{rt.format_minutes(t, unit_space=NO_BREAK)}{bold}"
+                                               for t in times) + " |"
 
         print(f"| {head} | Read | With exercises |" + (" With all |" if with_all else "")
               + "\n|:--|--:|--:|" + ("--:|" if with_all else ""))

@@ -77,6 +77,7 @@ def test_committed_files_hold_every_seed_and_model():
         (seed, method) for seed in range(5) for method in ORDER_METHODS)
     assert all(0 <= row[f"accuracy_{length}"] <= 1 for row in order for length in ORDER_TEST_LENGTHS)
     assert all(0 <= row[f"accuracy_{ORDER_LONGEST}_{where}"] <= 1 for row in order for where in ("early", "late"))
+    assert all(-1 <= row[f"similarity_{kind}"] <= 1 for row in order for kind in ("near", "far"))
     mixing = read_rows(DATA / "mixing_seeds.csv")
     assert sorted((row["seed"], row["front_end"]) for row in mixing) == sorted(
         (seed, name) for seed in range(5) for name in ("add", "concatenate_half"))
@@ -86,6 +87,21 @@ def test_committed_files_hold_every_seed_and_model():
         first = (DATA / name).read_text().splitlines()[0]
         assert first == "# command: python3 tasks.py experiment order-seeds" + (
             " --only order" if name == "order_seeds.csv" else " --only mixing")
+
+
+def test_the_recorded_similarity_of_the_sinusoidal_table_is_its_mean_cosine_by_offset():
+    """Rows of the sinusoidal table have norm sqrt(D/2), so two rows Delta apart
+    have cosine similarity mean_i cos(omega_i Delta): the recorded near and far
+    means of the fixed table follow from the rates alone."""
+    width, far = 32, ORDER_TRAIN_LENGTH // 2
+    rates = 10000.0 ** (-np.arange(0, width, 2) / width)
+    by_offset = np.cos(np.outer(np.arange(ORDER_TRAIN_LENGTH), rates)).mean(axis=1)
+    pairs = {offset: ORDER_TRAIN_LENGTH - offset for offset in range(far, ORDER_TRAIN_LENGTH)}
+    expected_far = sum(by_offset[offset] * count for offset, count in pairs.items()) / sum(pairs.values())
+    for row in read_rows(DATA / "order_seeds.csv"):
+        if row["method"] == "sinusoidal":
+            assert row["similarity_near"] == pytest.approx(by_offset[1], abs=1e-6)
+            assert row["similarity_far"] == pytest.approx(expected_far, abs=1e-6)
 
 
 def test_one_seeds_sinusoidal_model_answers_at_chance_past_18_tokens():

@@ -200,17 +200,23 @@ def page_counts(path: str | Path) -> PageCounts:
                       equations=tally.equations + len(_DISPLAY_MATH.findall(prose)))
 
 
-def format_minutes(minutes: float) -> str:
+def format_minutes(minutes: float, *, unit_space: str = " ") -> str:
     """``minutes`` to the nearest :data:`ROUNDING_MINUTES`, as the introduction states it.
+
+    ``unit_space`` goes between a number and its unit: the introduction's
+    tables give a no-break space, so that a narrow column breaks a time
+    between its hours and its minutes, never inside "10 min".
 
     >>> format_minutes(42.4), format_minutes(187.6), format_minutes(120)
     ('40 min', '3 h 10 min', '2 h')
+    >>> format_minutes(70, unit_space="\N{NO-BREAK SPACE}").split(" ")
+    ['1\xa0h', '10\xa0min']
     """
     rounded = ROUNDING_MINUTES * round(minutes / ROUNDING_MINUTES)
     hours, rest = divmod(rounded, 60)
     if not hours:
-        return f"{rest} min"
-    return f"{hours} h" + (f" {rest} min" if rest else "")
+        return f"{rest}{unit_space}min"
+    return f"{hours}{unit_space}h" + (f" {rest}{unit_space}min" if rest else "")
 
 
 def parse_minutes(text: str) -> int:

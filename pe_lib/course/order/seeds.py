@@ -6,7 +6,8 @@ chapters' settings for each seed and writes what those sentences are about:
 
 - ``order_seeds.csv`` (Learned or fixed): one row per seed and position
   table, its accuracy at each test length, and at the longest with both
-  markers in the first or the last training-length steps (:func:`order_rows`);
+  markers in the first or the last training-length steps, and how alike its
+  table's trained rows are, neighbours and rows far apart (:func:`order_rows`);
 - ``mixing_seeds.csv`` (What attention sees): one row per seed and front
   end, its accuracy (:func:`mixing_rows`);
 - ``attention_heads_seeds.csv`` (What attention sees): one row per seed and
@@ -33,6 +34,8 @@ from pe_lib.course.real_text.experiment import read_results, write_results
 ORDER_METHODS = ("sinusoidal", "learned")
 ORDER_TRAIN_LENGTH, ORDER_LONGEST = 12, 24
 ORDER_TEST_LENGTHS = tuple(range(ORDER_TRAIN_LENGTH, ORDER_LONGEST + 1, 2))
+#: Rows at least this far apart count as far apart in the table's similarity (half the training length).
+ORDER_FAR_OFFSET = ORDER_TRAIN_LENGTH // 2
 #: How many pairs the control draws, and from which seed (see :func:`control_sequences`).
 ORDER_CONTROL = dict(pairs=500, seed=99)
 #: The settings of What attention sees' run (its cell's arguments).
@@ -51,7 +54,10 @@ DEFAULT_FOLDER = Path(__file__).resolve().parents[3] / "chapters" / "data"
 
 def order_rows(seed: int) -> list[dict]:
     """Learned or fixed's experiment with ``seed``: one row per position table."""
+    import keras
+
     from pe_lib.course.order.classifier import order_accuracy, run_order_experiments
+    from pe_lib.course.order.table_similarity import near_and_far_similarity
 
     runs = run_order_experiments(ORDER_METHODS, train_length=ORDER_TRAIN_LENGTH,
                                  test_lengths=ORDER_TEST_LENGTHS, max_length=ORDER_LONGEST, seed=seed)
@@ -59,7 +65,10 @@ def order_rows(seed: int) -> list[dict]:
     return [{"seed": seed, "method": method,
              **{f"accuracy_{length}": run.test_accuracy[length] for length in ORDER_TEST_LENGTHS},
              **{f"accuracy_{ORDER_LONGEST}_{where}": order_accuracy(run.model, tokens, labels)
-                for where, (tokens, labels) in controls.items()}}
+                for where, (tokens, labels) in controls.items()},
+             **dict(zip(("similarity_near", "similarity_far"), near_and_far_similarity(
+                 keras.ops.convert_to_numpy(run.model.get_layer("embedding").position_embedding.table),
+                 rows=ORDER_TRAIN_LENGTH, far=ORDER_FAR_OFFSET)))}
             for method, run in runs.items()]
 
 
