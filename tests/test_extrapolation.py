@@ -209,3 +209,24 @@ def test_answer_scores_of_a_partial_rotary_model_and_a_refusal_for_dynamic_ntk()
     dynamic = extrapolation_model("rope_dynamic", train_length=6, method_options={"original_length": 6}, **SMALL)
     with pytest.raises(ValueError, match="rope_dynamic"):
         answer_scores(dynamic, 1, [1, 2])
+
+
+@pytest.mark.parametrize("method", ["shaw", "t5"])
+def test_training_short_leaves_the_parameters_of_longer_offsets_at_their_start(method):
+    """Beyond sinusoids: trained at 16 steps, Shaw's rows for offsets past 15
+    (clipped to the row for -16) and T5's buckets for distances past 15 never
+    move, because no training offset reaches them; the others do move."""
+    model = extrapolation_model(method, train_length=16, seed=4)
+    positions = model.get_layer("attention").positions
+    table = positions.key_table if method == "shaw" else positions.embeddings
+    before = convert_to_numpy(table).copy()
+    tokens, labels = query_task(200, 16, seed=4)
+    model.fit(tokens, labels, epochs=1, batch_size=50, verbose=0)
+    after = convert_to_numpy(table)
+    if method == "shaw":  # rows for offsets -16..16; a causal model reads -15..0
+        reached = np.arange(16 - 15, 16 + 1)
+    else:  # causal buckets: 0..15 one distance each, the log-spaced ones after
+        reached = np.arange(16)
+    untouched = np.setdiff1d(np.arange(len(before)), reached)
+    np.testing.assert_array_equal(after[untouched], before[untouched])
+    assert np.all(np.abs(after[reached] - before[reached]).max(axis=1) > 0)
