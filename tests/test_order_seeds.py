@@ -78,6 +78,7 @@ def test_committed_files_hold_every_seed_and_model():
     assert all(0 <= row[f"accuracy_{length}"] <= 1 for row in order for length in ORDER_TEST_LENGTHS)
     assert all(0 <= row[f"accuracy_{ORDER_LONGEST}_{where}"] <= 1 for row in order for where in ("early", "late"))
     assert all(-1 <= row[f"similarity_{kind}"] <= 1 for row in order for kind in ("near", "far"))
+    assert all(0 <= row[f"a_first_{ORDER_LONGEST}_{where}"] <= 1 for row in order for where in ("early", "late"))
     mixing = read_rows(DATA / "mixing_seeds.csv")
     assert sorted((row["seed"], row["front_end"]) for row in mixing) == sorted(
         (seed, name) for seed in range(5) for name in ("add", "concatenate_half"))
@@ -115,6 +116,8 @@ def test_one_seeds_sinusoidal_model_answers_at_chance_past_18_tokens():
     from_18 = [length for length in ORDER_TEST_LENGTHS if length >= 18]
     assert all(sinusoidal[3][f"accuracy_{length}"] == 0.5 for length in from_18)
     assert sinusoidal[3]["accuracy_16"] > 0.5
+    # exactly one half because it answers "B first" (a negative logit) for every sequence
+    assert sinusoidal[3]["a_first_24_early"] == sinusoidal[3]["a_first_24_late"] == 0.0
     assert all(row[f"accuracy_{length}"] > 0.5 for seed, row in sinusoidal.items() if seed != 3
                for length in ORDER_TEST_LENGTHS)
 

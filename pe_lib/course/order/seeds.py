@@ -6,7 +6,8 @@ chapters' settings for each seed and writes what those sentences are about:
 
 - ``order_seeds.csv`` (Learned or fixed): one row per seed and position
   table, its accuracy at each test length, and at the longest with both
-  markers in the first or the last training-length steps, and how alike its
+  markers in the first or the last training-length steps (and the share of
+  those sequences it answers "A first"), and how alike its
   table's trained rows are, neighbours and rows far apart (:func:`order_rows`);
 - ``mixing_seeds.csv`` (What attention sees): one row per seed and front
   end, its accuracy (:func:`mixing_rows`);
@@ -55,6 +56,7 @@ DEFAULT_FOLDER = Path(__file__).resolve().parents[3] / "chapters" / "data"
 def order_rows(seed: int) -> list[dict]:
     """Learned or fixed's experiment with ``seed``: one row per position table."""
     import keras
+    import numpy as np
 
     from pe_lib.course.order.classifier import order_accuracy, run_order_experiments
     from pe_lib.course.order.table_similarity import near_and_far_similarity
@@ -65,6 +67,9 @@ def order_rows(seed: int) -> list[dict]:
     return [{"seed": seed, "method": method,
              **{f"accuracy_{length}": run.test_accuracy[length] for length in ORDER_TEST_LENGTHS},
              **{f"accuracy_{ORDER_LONGEST}_{where}": order_accuracy(run.model, tokens, labels)
+                for where, (tokens, labels) in controls.items()},
+             # the share of the control's sequences answered "A first" (a positive logit)
+             **{f"a_first_{ORDER_LONGEST}_{where}": order_accuracy(run.model, tokens, np.ones_like(labels))
                 for where, (tokens, labels) in controls.items()},
              **dict(zip(("similarity_near", "similarity_far"), near_and_far_similarity(
                  keras.ops.convert_to_numpy(run.model.get_layer("embedding").position_embedding.table),
