@@ -230,3 +230,20 @@ def test_training_short_leaves_the_parameters_of_longer_offsets_at_their_start(m
     untouched = np.setdiff1d(np.arange(len(before)), reached)
     np.testing.assert_array_equal(after[untouched], before[untouched])
     assert np.all(np.abs(after[reached] - before[reached]).max(axis=1) > 0)
+
+
+@pytest.mark.parametrize("method, options", [("shaw", {"max_distance": 8}),
+                                             ("t5", {"num_buckets": 16, "max_distance": 16})])
+def test_set_so_that_training_reaches_them_every_parameter_a_longer_offset_uses_moves(method, options):
+    """Beyond sinusoids' other settings: Shaw clipped at 8 and T5's buckets ending
+    at 16. Trained at 16 steps, every row or bucket that a causal model reads
+    moves, the clipped row and the last bucket included."""
+    model = extrapolation_model(method, train_length=16, seed=4, method_options=options)
+    positions = model.get_layer("attention").positions
+    table = positions.key_table if method == "shaw" else positions.embeddings
+    before = convert_to_numpy(table).copy()
+    tokens, labels = query_task(200, 16, seed=4)
+    model.fit(tokens, labels, epochs=1, batch_size=50, verbose=0)
+    after = convert_to_numpy(table)
+    read = np.arange(0, 8 + 1) if method == "shaw" else np.arange(16)  # offsets -8..0; every bucket
+    assert np.all(np.abs(after[read] - before[read]).max(axis=1) > 0)

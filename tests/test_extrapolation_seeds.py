@@ -31,7 +31,7 @@ def test_the_recorded_file_holds_every_seed_and_method_as_counts():
     assert metadata["command"] == "python3 tasks.py experiment extrapolation-seeds"
     assert [int(s) for s in metadata["seeds"].split()] == [0, 1, 2, 3, 4]
     assert sorted((row["seed"], row["method"]) for row in rows) == sorted(
-        (seed, method) for seed in range(5) for method in seeds.METHODS + seeds.RECORDED_ONLY)
+        (seed, method) for seed in range(5) for method in seeds.METHODS + tuple(seeds.RECORDED_ONLY))
     for row in rows:
         for length in seeds.TEST_LENGTHS:
             accuracy = row[f"accuracy_{length}"]

@@ -3,7 +3,8 @@ r"""``python3 tasks.py experiment extrapolation-seeds``: train short, test long,
 Beyond sinusoids trains five models (sinusoidal, learned, RoPE, ALiBi, no
 positions) at one length with seed 0 and tests them at that length and
 longer ones. This program reruns that experiment with the chapter's settings
-for each seed, and for Shaw's and T5's methods too (:data:`RECORDED_ONLY`),
+for each seed, and for Shaw's and T5's methods too, with two settings each
+(:data:`RECORDED_ONLY`),
 and writes ``extrapolation_seeds.csv``: one row per seed and method, its accuracy at each test length, empty where the model refuses the
 input (:func:`extrapolation_rows`). The file starts with ``#`` lines naming
 the command that made it; :func:`pe_lib.course.order.seeds.read_rows` reads
@@ -26,9 +27,18 @@ from pe_lib.course.real_text.experiment import write_results
 
 #: The settings of Beyond sinusoids' run (its cell's arguments).
 METHODS = ("sinusoidal", "learned", "rope", "alibi", "none")
-#: Methods trained with the same settings for the recorded seeds only (the
-#: chapter's live run leaves them out, to run quickly).
-RECORDED_ONLY = ("shaw", "t5")
+#: Models trained with the same settings for the recorded seeds only (the
+#: chapter's live run leaves them out, to run quickly): a row label, its
+#: method and the method's options. Shaw's and T5's learned terms with their
+#: usual settings, under which offsets past training reach parameters that
+#: training never moved, and set so that training reaches all of them (Shaw
+#: clipped at 8 offsets; T5's buckets ending at 16, the last one reached).
+RECORDED_ONLY = {
+    "shaw": ("shaw", {}),
+    "t5": ("t5", {}),
+    "shaw_clip_8": ("shaw", {"max_distance": 8}),
+    "t5_to_16": ("t5", {"num_buckets": 16, "max_distance": 16}),
+}
 TRAIN_LENGTH, TEST_LENGTHS = 16, (16, 32, 64)
 
 DEFAULT_FOLDER = Path(__file__).resolve().parents[3] / "chapters" / "data"
@@ -52,9 +62,11 @@ def extrapolation_rows(seed: int) -> list[dict]:
     from pe_lib.course.extrapolation.experiment import run_extrapolation
 
     rows = []
-    for method in METHODS + RECORDED_ONLY:
-        run = run_extrapolation(method, train_length=TRAIN_LENGTH, test_lengths=TEST_LENGTHS, seed=seed)
-        rows.append({"seed": seed, "method": method,
+    models = {**{method: (method, {}) for method in METHODS}, **RECORDED_ONLY}
+    for label, (method, options) in models.items():
+        run = run_extrapolation(method, train_length=TRAIN_LENGTH, test_lengths=TEST_LENGTHS, seed=seed,
+                                method_options=options or None)
+        rows.append({"seed": seed, "method": label,
                      **{f"accuracy_{length}": run.accuracy[length] for length in TEST_LENGTHS}})
     return rows
 

@@ -217,9 +217,11 @@ def train_side_by_side(
         tokens, {name: labels for name in models},
         batch_size=batch_size, epochs=epochs, shuffle=True, verbose=0,
     ).history
-    return {name: tuple(float(value) for value in
-                        history.get(f"{name}_accuracy", history.get("accuracy")))
-            for name in models}
+
+    def accuracy(name):  # with one branch, Keras leaves the name out
+        return history.get(f"{name}_accuracy", history.get("accuracy"))
+
+    return {name: tuple(float(value) for value in accuracy(name)) for name in models}
 
 
 @dataclasses.dataclass(frozen=True)
