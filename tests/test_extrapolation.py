@@ -211,18 +211,24 @@ def test_answer_scores_of_a_partial_rotary_model_and_a_refusal_for_dynamic_ntk()
         answer_scores(dynamic, 1, [1, 2])
 
 
-@pytest.mark.parametrize("method", ["shaw", "t5"])
-def test_training_short_leaves_the_parameters_of_longer_offsets_at_their_start(method):
-    """Beyond sinusoids: trained at 16 steps, Shaw's rows for offsets past 15
-    (clipped to the row for -16) and T5's buckets for distances past 15 never
-    move, because no training offset reaches them; the others do move."""
-    model = extrapolation_model(method, train_length=16, seed=4)
+def relative_table_before_and_after_training(method, options=None):
+    """Shaw's key table or T5's biases of an extrapolation model, before and after
+    one pass over 400 sequences of 16 steps."""
+    model = extrapolation_model(method, train_length=16, seed=4, method_options=options)
     positions = model.get_layer("attention").positions
     table = positions.key_table if method == "shaw" else positions.embeddings
     before = convert_to_numpy(table).copy()
     tokens, labels = query_task(200, 16, seed=4)
     model.fit(tokens, labels, epochs=1, batch_size=50, verbose=0)
-    after = convert_to_numpy(table)
+    return before, convert_to_numpy(table)
+
+
+@pytest.mark.parametrize("method", ["shaw", "t5"])
+def test_training_short_leaves_the_parameters_of_longer_offsets_at_their_start(method):
+    """Beyond sinusoids: trained at 16 steps, Shaw's rows for offsets past 15
+    (clipped to the row for -16) and T5's buckets for distances past 15 never
+    move, because no training offset reaches them; the others do move."""
+    before, after = relative_table_before_and_after_training(method)
     if method == "shaw":  # rows for offsets -16..16; a causal model reads -15..0
         reached = np.arange(16 - 15, 16 + 1)
     else:  # causal buckets: 0..15 one distance each, the log-spaced ones after
@@ -238,12 +244,6 @@ def test_set_so_that_training_reaches_them_every_parameter_a_longer_offset_uses_
     """Beyond sinusoids' other settings: Shaw clipped at 8 and T5's buckets ending
     at 16. Trained at 16 steps, every row or bucket that a causal model reads
     moves, the clipped row and the last bucket included."""
-    model = extrapolation_model(method, train_length=16, seed=4, method_options=options)
-    positions = model.get_layer("attention").positions
-    table = positions.key_table if method == "shaw" else positions.embeddings
-    before = convert_to_numpy(table).copy()
-    tokens, labels = query_task(200, 16, seed=4)
-    model.fit(tokens, labels, epochs=1, batch_size=50, verbose=0)
-    after = convert_to_numpy(table)
+    before, after = relative_table_before_and_after_training(method, options)
     read = np.arange(0, 8 + 1) if method == "shaw" else np.arange(16)  # offsets -8..0; every bucket
     assert np.all(np.abs(after[read] - before[read]).max(axis=1) > 0)
