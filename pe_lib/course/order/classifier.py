@@ -221,7 +221,8 @@ def train_side_by_side(
     def accuracy(name):  # with one branch, Keras leaves the name out
         return history.get(f"{name}_accuracy", history.get("accuracy"))
 
-    return {name: tuple(float(value) for value in accuracy(name)) for name in models}
+    return {name: tuple(float(value) for value in accuracy(name))
+            for name in models}
 
 
 @dataclasses.dataclass(frozen=True)
