@@ -4,9 +4,9 @@ Beyond sinusoids trains five models (sinusoidal, learned, RoPE, ALiBi, no
 positions) at one length with seed 0 and tests them at that length and
 longer ones. This program reruns that experiment with the chapter's settings
 for each seed, and for Shaw's and T5's methods too, with two settings each
-(:data:`RECORDED_ONLY`),
-and writes ``extrapolation_seeds.csv``: one row per seed and method, its accuracy at each test length, empty where the model refuses the
-input (:func:`extrapolation_rows`). The file starts with ``#`` lines naming
+(:data:`RECORDED_ONLY`), and writes ``extrapolation_seeds.csv``: one row per
+seed and model, its accuracy at each test length, empty where the model
+refuses the input (:func:`extrapolation_rows`). The file starts with ``#`` lines naming
 the command that made it; :func:`pe_lib.course.order.seeds.read_rows` reads
 it back. Options: ``--seeds 0 1 2 3 4`` (the default), ``--out FOLDER``
 (default ``chapters/data``), ``--recipes``: instead, train the RoPE model of

@@ -27,8 +27,7 @@ def near_and_far_similarity(table, rows: int, far: int) -> tuple[float, float]:
         raise ValueError(f"table must be a matrix, one row per position; got shape {table.shape}")
     if not 2 <= rows <= len(table):
         raise ValueError(f"rows must be from 2 to the table's {len(table)} rows; got rows={rows}")
-    if not 1 < far < rows:
-        raise ValueError(f"far must be more than 1 and less than rows={rows}; got far={far}")
+    _check_far(rows, far)
     unit = table[:rows] / np.linalg.norm(table[:rows], axis=1, keepdims=True)
     similarity = unit @ unit.T
     offsets = np.abs(np.subtract.outer(np.arange(rows), np.arange(rows)))
@@ -51,8 +50,12 @@ def chance_gap(width: int, rows: int, far: int) -> float:
     """
     if width < 1:
         raise ValueError(f"width must be at least 1; got width={width}")
-    if not 1 < far < rows:
-        raise ValueError(f"far must be more than 1 and less than rows; got rows={rows}, far={far}")
+    _check_far(rows, far)
     near_pairs = rows - 1
     far_pairs = sum(rows - offset for offset in range(far, rows))
     return 3 * float(np.sqrt(1 / (width * near_pairs) + 1 / (width * far_pairs)))
+
+
+def _check_far(rows: int, far: int) -> None:
+    if not 1 < far < rows:
+        raise ValueError(f"far must be more than 1 and less than rows={rows}; got far={far}")
