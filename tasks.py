@@ -35,7 +35,7 @@
                                  the encoder-decoder chapter's three models for seeds 0 to 4,
                                  into chapters/data/encoder_decoder_seeds.csv [--seeds ...]
     python3 tasks.py experiment extrapolation-seeds
-                                 Beyond sinusoids' five train-short, test-long models for
+                                 Train short, test long's five models for
                                  seeds 0 to 4, into chapters/data/extrapolation_seeds.csv
     python3 tasks.py assignments build every student notebook, autograder bundle and
                                  reference answer into assignments/_build

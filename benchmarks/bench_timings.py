@@ -50,7 +50,7 @@ SUITE_TARGET_S = 480.0
 #: `tasks.py test --quick`: the unit, property and doc tests, for the edit-test loop.
 QUICK_TARGET_S = 120.0
 #: The chapters that train Keras models, and so have the larger budget.
-TRAINING_CHAPTERS = {"attention_scores", "beyond_sinusoids", "encoder_decoder",
+TRAINING_CHAPTERS = {"attention_scores", "train_short_test_long", "encoder_decoder",
                      "learned_vs_fixed", "rope"}
 #: Chapters with a budget of their own.
 OWN_TARGETS_S = {"real_text": 60.0}

@@ -80,7 +80,7 @@ def test_scores_of_a_repeated_token_depend_only_on_the_offset(positions):
 
 
 def test_the_scores_method_shown_in_the_book_fits_its_column():
-    """Beyond sinusoids shows ``PositionalSelfAttention.scores`` as it is
+    """Train short, test long shows ``PositionalSelfAttention.scores`` as it is
     (a literalinclude with ``:dedent: 4``): every line fits 80 characters,
     and the method stays short enough to read on a page."""
     import inspect
@@ -225,7 +225,7 @@ def relative_table_before_and_after_training(method, options=None):
 
 @pytest.mark.parametrize("method", ["shaw", "t5"])
 def test_training_short_leaves_the_parameters_of_longer_offsets_at_their_start(method):
-    """Beyond sinusoids: trained at 16 steps, Shaw's rows for offsets past 15
+    """Train short, test long: trained at 16 steps, Shaw's rows for offsets past 15
     (clipped to the row for -16) and T5's buckets for distances past 15 never
     move, because no training offset reaches them; the others do move."""
     before, after = relative_table_before_and_after_training(method)
@@ -241,7 +241,7 @@ def test_training_short_leaves_the_parameters_of_longer_offsets_at_their_start(m
 @pytest.mark.parametrize("method, options", [("shaw", {"max_distance": 8}),
                                              ("t5", {"num_buckets": 16, "max_distance": 16})])
 def test_set_so_that_training_reaches_them_every_parameter_a_longer_offset_uses_moves(method, options):
-    """Beyond sinusoids' other settings: Shaw clipped at 8 and T5's buckets ending
+    """Train short, test long's other settings: Shaw clipped at 8 and T5's buckets ending
     at 16. Trained at 16 steps, every row or bucket that a causal model reads
     moves, the clipped row and the last bucket included."""
     before, after = relative_table_before_and_after_training(method, options)

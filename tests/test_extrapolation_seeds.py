@@ -1,4 +1,4 @@
-"""Beyond sinusoids' seeds (pe_lib.course.extrapolation.seeds) and their recorded file."""
+"""Train short, test long's seeds (pe_lib.course.extrapolation.seeds) and their recorded file."""
 
 from fractions import Fraction
 from pathlib import Path

@@ -1,6 +1,6 @@
 r"""``python3 tasks.py experiment extrapolation-seeds``: train short, test long, once per seed.
 
-Beyond sinusoids trains five models (sinusoidal, learned, RoPE, ALiBi, no
+Train short, test long trains five models (sinusoidal, learned, RoPE, ALiBi, no
 positions) at one length with seed 0 and tests them at that length and
 longer ones. This program reruns that experiment with the chapter's settings
 for each seed, and for Shaw's and T5's methods too, with two settings each
@@ -25,7 +25,7 @@ from pathlib import Path
 
 from pe_lib.course.real_text.experiment import write_results
 
-#: The settings of Beyond sinusoids' run (its cell's arguments).
+#: The settings of Train short, test long's run (its cell's arguments).
 METHODS = ("sinusoidal", "learned", "rope", "alibi", "none")
 #: Models trained with the same settings for the recorded seeds only (the
 #: chapter's live run leaves them out, to run quickly): a row label, its
