@@ -167,7 +167,7 @@ def test_every_page_renders_in_a_browser_opened_from_disk(visits):
 
 
 def test_mathematics_is_typeset(book, browser):
-    page, problems = open_page(browser, (book / "chapters" / "periodicity.html").as_uri())
+    page, problems = open_page(browser, (book / "chapters" / "sinusoidal_encoding.html").as_uri())
     rendered = page.evaluate("() => document.querySelectorAll('mjx-container').length")
     page.context.close()
     assert not problems
@@ -180,7 +180,7 @@ def test_search_finds_a_chapter(book, browser):
     titles = page.evaluate("() => Array.from(document.querySelectorAll('#search-results li a')).map(a => a.href)")
     page.context.close()
     assert not problems
-    assert any("periodicity" in title for title in titles)
+    assert any("sinusoidal_encoding" in title for title in titles)
 
 
 # --- The page a reader sees, at a desktop width and a phone width -------------
@@ -666,8 +666,7 @@ def test_no_bare_value_is_shown():
 #: page order. A figure that goes missing from its chapter, or one added without
 #: being listed here, fails the tests below.
 EXPLORABLE_PAGES = {
-    "periodicity": ["explorable-clocks"],
-    "equations": ["explorable-wavelengths"],
+    "sinusoidal_encoding": ["explorable-clocks", "explorable-wavelengths"],
     "properties": ["explorable-dot-product"],
     "rope": ["explorable-rope"],
     "context_extension": ["explorable-context-extension"],
@@ -824,7 +823,7 @@ _TAB_STOPS = """() => {
 }"""
 
 
-@pytest.mark.parametrize("chapter", ["equations", "properties"])
+@pytest.mark.parametrize("chapter", ["sinusoidal_encoding", "properties"])
 def test_formulas_are_not_tab_stops(book, browser, chapter):
     """A keyboard reader tabs from link to control, not through every formula; MathJax's
     explorer, which a reader can turn on from its menu, is what reads a formula aloud.

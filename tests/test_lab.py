@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = ROOT / "chapters"
 SCREENSHOTS = ROOT / "_build" / "screenshots"
 #: One chapter with an explorable figure, one that trains models.
-OPENED = ("periodicity", "learned_vs_fixed")
+OPENED = ("sinusoidal_encoding", "learned_vs_fixed")
 #: Seconds a chapter may take to run all its cells in the lab (the nbval budget, with room
 #: for the browser on a 2-core machine).
 RUN_ALL_LIMIT = 240
@@ -300,8 +300,8 @@ def test_every_directive_is_known(chapters_run, chapter):
 
 
 def test_explorable_figure_moves_after_a_rerun(chapters_run, page, lab):
-    """Periodicity's clock figure, after its chapter runs again: drawn, and moved by keyboard and mouse."""
-    open_and_run_all(page, lab, "periodicity")
+    """The sinusoidal encoding's clock figure, after its chapter runs again: drawn, and moved by keyboard and mouse."""
+    open_and_run_all(page, lab, "sinusoidal_encoding")
     figure = page.locator(".jp-OutputArea-output .explorable").first
     figure.scroll_into_view_if_needed()
     height = figure.bounding_box()["height"]
