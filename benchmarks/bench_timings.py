@@ -133,25 +133,22 @@ def chapter_label(path: Path) -> str:
 def intro_tables() -> None:
     """Print the introduction's tables of reading times, as intro.md holds them.
 
-    The core's table has a column for all the exercises, the Going further ones
-    too; the deep dives have none of those, and their table leaves it out (it
-    fits a phone's width that way)."""
+    Each table gives the time to read and the time with the exercises titled
+    'Exercise'; the Going further ones, all in the deep dives, count in the
+    sentence on the whole path (three columns fit a phone's width)."""
     path = rt.reader_path(ROOT)
     heads = {rt.CORE_PART: ("Core chapter", "The core path"), rt.DEEP_DIVES_PART: ("Deep dive", "The deep dives")}
     whole = rt.PageCounts(0, 0, 0, 0)
     for part, names in path.items():
         head, total_name = heads[part]
-        with_all = part == rt.CORE_PART
         running = rt.PageCounts(0, 0, 0, 0)
 
         def row(name: str, counts: rt.PageCounts, bold: str = "") -> str:
             times = [counts.reading_minutes(), counts.minutes_with_exercises()]
-            times += [counts.minutes_with_all_exercises()] if with_all else []
             return f"| {name} | " + " | ".join(f"{bold}{rt.format_minutes(t, unit_space=NO_BREAK)}{bold}"
                                                for t in times) + " |"
 
-        print(f"| {head} | Read | With exercises |" + (" With all |" if with_all else "")
-              + "\n|:--|--:|--:|" + ("--:|" if with_all else ""))
+        print(f"| {head} | Read | With exercises |\n|:--|--:|--:|")
         for name in names:
             file = rt.page_file(ROOT, name)
             counts = rt.page_counts(file)

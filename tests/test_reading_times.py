@@ -1,6 +1,6 @@
 """A course a reader can finish: the introduction's reading times are those of
 the pages, no page on the reader's path is too long for one sitting, the path
-stays under its word budget, and the core fits two afternoons.
+stays under its word budget, and the core fits one afternoon.
 
 The times and counts come from ``pe_lib.course.display.reading_time``, which
 defines once how a page is counted. An introduction is a Markdown page, where
@@ -47,8 +47,7 @@ def chapter_labels() -> dict[str, str]:
 
 def stated_times() -> dict[str, tuple[int, ...]]:
     """``page or total -> (minutes to read, with core exercises[, with all exercises])``
-    as the introduction states them: the core's table has the third column, the
-    deep dives' (which have no Going further exercises) leaves it out."""
+    as the introduction states them; a table may leave out the third column."""
     labels, stated = chapter_labels(), {}
     for row in ROW.finditer(INTRO):
         try:
@@ -94,16 +93,13 @@ def test_the_introduction_lists_the_path_and_only_the_path():
 def test_each_stated_time_is_its_pages(page):
     stated = stated_times().get(page)
     assert stated, f"the introduction states no time for {page}; {REMEDY}"
-    if page in CORE:
-        assert len(stated) == 3, f"the core's table must state {page}'s time with all its exercises; {REMEDY}"
-    else:
-        assert counts(page).further_exercises == 0, f"{page} is a deep dive: its exercises are all 'Exercise N'"
+    assert len(stated) == 2, f"the introduction must state {page}'s time to read and with its exercises; {REMEDY}"
     assert not off_by_more_than_a_step(stated, counts(page)), (
         f"intro.md states {stated} minutes for {page}; its page gives {describe(counts(page))} "
         f"({counts(page)}); {REMEDY}")
 
 
-@pytest.mark.parametrize("name, pages, columns", [(CORE_TOTAL, CORE, 3), (DEEP_TOTAL, DEEP_DIVES, 2)])
+@pytest.mark.parametrize("name, pages, columns", [(CORE_TOTAL, CORE, 2), (DEEP_TOTAL, DEEP_DIVES, 2)])
 def test_each_stated_total_is_its_pages(name, pages, columns):
     stated = stated_times().get(name)
     assert stated and len(stated) == columns, f"the introduction has no row {name} with {columns} times"
@@ -152,30 +148,33 @@ def test_the_path_is_under_its_word_budget():
         + ", ".join(f"{page.removeprefix('chapters/')} {count:,d}" for page, count in words.items()))
 
 
-def test_the_core_path_fits_two_afternoons_with_its_core_exercises():
+def test_the_core_path_fits_one_afternoon_with_its_core_exercises():
     minutes = total(CORE).minutes_with_exercises()
     assert minutes <= rt.CORE_MINUTES_LIMIT, (
         f"the core path takes {minutes:.0f} minutes with its core exercises ({total(CORE)}), "
         f"over {rt.CORE_MINUTES_LIMIT}: fold the machinery, cut prose that restates a table, "
-        "or make an exercise a 'Going further' one")
+        "or move a section a reader can leave for later to a deep dive")
 
 
-def test_each_core_chapter_has_a_core_exercise():
+def test_each_core_chapter_ends_with_an_exercise_and_leaves_the_rest_to_the_deep_dives():
+    """A core chapter practises its central idea in an exercise titled 'Exercise';
+    the 'Going further' ones live in the deep dives, so that the core's time
+    with its exercises is the time a reader of the core spends."""
     without = [page for page in CORE if counts(page).exercises < 1]
     assert not without, f"core chapters with no exercise titled 'Exercise': {without}"
+    further = {page: counts(page).further_exercises for page in CORE if counts(page).further_exercises}
+    assert not further, f"core chapters with 'Going further' exercises, which belong in a deep dive: {further}"
 
 
-def test_the_introduction_states_both_times_of_the_core_path():
-    """The sentence that promises the two afternoons: both times, each within a rounding step."""
+def test_the_introduction_states_the_time_of_the_core_path():
+    """The sentence that promises one afternoon, within a rounding step."""
     sentence = " ".join(INTRO.split())
-    found = re.search(r"about (?P<core>[\dh min]+?) with each chapter's core exercises?, "
-                      r"(?P<all>[\dh min]+?) with the \*Going further\* exercises too", sentence)
-    assert found, "intro.md must say how long the core path takes with its core exercises and with all of them"
+    found = re.search(r"about (?P<core>[\dh min]+?) with each chapter's exercise", sentence)
+    assert found, "intro.md must say how long the core path takes with its exercises"
     core = total(CORE)
-    for stated, true in ((found["core"], core.minutes_with_exercises()),
-                         (found["all"], core.minutes_with_all_exercises())):
-        assert abs(rt.parse_minutes(stated) - true) <= rt.ROUNDING_MINUTES, (
-            f"intro.md says {stated!r}; the core path gives {rt.format_minutes(true)} ({core})")
+    assert abs(rt.parse_minutes(found["core"]) - core.minutes_with_exercises()) <= rt.ROUNDING_MINUTES, (
+        f"intro.md says {found['core']!r}; the core path gives {rt.format_minutes(core.minutes_with_exercises())} "
+        f"({core})")
 
 
 # The counting itself, on a page whose counts are known by hand.

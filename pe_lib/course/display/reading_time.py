@@ -84,9 +84,9 @@ PAGE_WORD_LIMIT = 3000
 #: The reader's path (introduction, core and deep dives) holds fewer prose words than this.
 PATH_WORD_LIMIT = 30000
 #: The core path, its core exercises included, takes at most this many minutes at
-#: the studying pace above: an afternoon and a morning. One afternoon, three hours,
-#: is the aim; a change may lower this limit, never raise it.
-CORE_MINUTES_LIMIT = 220
+#: the studying pace above: one afternoon. A change may lower this limit, never
+#: raise it.
+CORE_MINUTES_LIMIT = 180
 
 #: The parts of ``_toc.yml`` that make the reader's path, in order.
 CORE_PART = "Core path"
