@@ -28,8 +28,7 @@ ON_PATH = ["intro", *CORE, *DEEP_DIVES]
 #: The rows of the introduction's tables of times, and the names of their totals.
 #: What puts the introduction's tables in step with the pages.
 REMEDY = "`python3 tasks.py bench timings --intro-tables` prints the tables to paste into intro.md"
-ROW = re.compile(r"^\|\s*(?P<page>[^|]+?)\s*\|\s*(?P<read>[^|]+?)\s*\|\s*(?P<exercises>[^|]+?)\s*\|"
-                 r"(?:\s*(?P<all>[^|]+?)\s*\|)?\s*$", re.M)
+ROW = re.compile(r"^\|\s*(?P<page>[^|]+?)\s*\|\s*(?P<read>[^|]+?)\s*\|\s*(?P<exercises>[^|]+?)\s*\|\s*$", re.M)
 CORE_TOTAL, DEEP_TOTAL = "**The core path**", "**The deep dives**"
 
 
@@ -46,13 +45,12 @@ def chapter_labels() -> dict[str, str]:
 
 
 def stated_times() -> dict[str, tuple[int, ...]]:
-    """``page or total -> (minutes to read, with core exercises[, with all exercises])``
-    as the introduction states them; a table may leave out the third column."""
+    """``page or total -> (minutes to read, with its exercises)`` as the
+    introduction's tables state them."""
     labels, stated = chapter_labels(), {}
     for row in ROW.finditer(INTRO):
         try:
-            times = tuple(rt.parse_minutes(row[column].strip("*")) for column in ("read", "exercises", "all")
-                          if row[column])
+            times = tuple(rt.parse_minutes(row[column].strip("*")) for column in ("read", "exercises"))
         except ValueError:
             continue  # a header, a rule, or another table
         page = row["page"]
@@ -93,16 +91,15 @@ def test_the_introduction_lists_the_path_and_only_the_path():
 def test_each_stated_time_is_its_pages(page):
     stated = stated_times().get(page)
     assert stated, f"the introduction states no time for {page}; {REMEDY}"
-    assert len(stated) == 2, f"the introduction must state {page}'s time to read and with its exercises; {REMEDY}"
     assert not off_by_more_than_a_step(stated, counts(page)), (
         f"intro.md states {stated} minutes for {page}; its page gives {describe(counts(page))} "
         f"({counts(page)}); {REMEDY}")
 
 
-@pytest.mark.parametrize("name, pages, columns", [(CORE_TOTAL, CORE, 2), (DEEP_TOTAL, DEEP_DIVES, 2)])
-def test_each_stated_total_is_its_pages(name, pages, columns):
+@pytest.mark.parametrize("name, pages", [(CORE_TOTAL, CORE), (DEEP_TOTAL, DEEP_DIVES)])
+def test_each_stated_total_is_its_pages(name, pages):
     stated = stated_times().get(name)
-    assert stated and len(stated) == columns, f"the introduction has no row {name} with {columns} times"
+    assert stated, f"the introduction has no row {name} with its two times"
     assert not off_by_more_than_a_step(stated, total(pages)), (
         f"intro.md states {stated} minutes for {name}; the pages give {describe(total(pages))}; {REMEDY}")
 
