@@ -12,6 +12,7 @@ each" beside pages of 4,600 words).
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from pathlib import Path
@@ -59,6 +60,7 @@ def stated_times() -> dict[str, tuple[int, ...]]:
     return stated
 
 
+@functools.cache  # a page is read once per run, however many tests count it
 def counts(name: str) -> rt.PageCounts:
     return rt.page_counts(rt.page_file(ROOT, name))
 
