@@ -293,10 +293,10 @@ def test(*extra: str) -> None:
     quick = "--quick" in rest
     if quick:
         rest.remove("--quick")
-        options += quick_selection()
+    selection = quick_selection() if quick else []
     if "--lowest" in rest:
         rest.remove("--lowest")
-        lowest(*options, *rest)
+        lowest(*options, *selection, *rest)
         return
     # Two workers use both cores; --dist loadscope keeps each notebook (one kernel,
     # cells in order) and each test module on one worker.
@@ -308,15 +308,17 @@ def test(*extra: str) -> None:
         print("Running the tests and chapters as another processor would:", environment, flush=True)
         run(PYTHON, "-c", _SHOW_CPU_PATHS, env=environment)
         run(*pytest, "--ignore=tests/test_book.py", "--ignore=tests/test_pdf.py", "--ignore=tests/test_lab.py",
-            *options, *rest, env=environment)
+            *options, *selection, *rest, env=environment)
         return
     if not quick:
         ensure_browser()
         ensure_axe()
         ensure_bubblewrap()
-    run(*pytest, *options, *rest)
-    if not rest:
-        run(PYTHON, "-m", "pytest", "-q", *JAX_TESTS, *options, env={"KERAS_BACKEND": "jax"})
+    run(*pytest, *options, *selection, *rest)
+    # The layers again on JAX: their tests alone (never the quick selection, most of
+    # which is TensorFlow's), and not in the quick loop, which stays under two minutes.
+    if not rest and not quick:
+        run(PYTHON, "-m", "pytest", "-q", "-n", "2", *JAX_TESTS, *options, env={"KERAS_BACKEND": "jax"})
 
 
 #: The environment of the lowest allowed versions, and the lock it installs.

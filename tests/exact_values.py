@@ -6,6 +6,8 @@ which is NumPy float64 written out from the definition of attention.
 
 from __future__ import annotations
 
+import functools
+
 import mpmath
 import numpy as np
 
@@ -26,6 +28,7 @@ def exact_alibi_slopes(heads: int) -> list:
     return slopes
 
 
+@functools.cache  # a table of 300 by 300 offsets asks for each of its 599 offsets 300 times
 def exact_t5_bucket(offset: int, *, bidirectional: bool, num_buckets: int, max_distance: int) -> int:
     """Raffel et al.'s bucket of the offset j - i, its log thresholds compared exactly (mpmath)."""
     per_direction = num_buckets // 2 if bidirectional else num_buckets

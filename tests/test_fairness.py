@@ -235,9 +235,9 @@ def test_an_honest_answer_in_an_unusual_number_type_earns_full_marks(rows, stude
 def test_a_typical_mistake_of_another_assignment_costs_what_its_checks_weigh(rows, student):
     name, _, expected, reason = OTHERS[student]
     row = rows[student]
-    assert row["assignment"] == name and not row["flags"]
-    assert [float(row[f"q{i + 1}"]) for i in range(len(expected))] == pytest.approx(expected, abs=1e-4)
-    assert reason in row["reason"]
+    assert row["assignment"] == name and not row["flags"], row
+    assert [float(row[f"q{i + 1}"]) for i in range(len(expected))] == pytest.approx(expected, abs=1e-4), row
+    assert reason in row["reason"], row
 
 
 def test_the_teacher_not_the_notebook_decides_the_assignment(rows):
