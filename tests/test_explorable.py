@@ -148,9 +148,10 @@ def test_rope_at_a_hand_checked_setting():
 
 def test_rope_arrows_turn_with_their_positions_and_the_score_stays():
     query, key, theta = (0.9, 0.3), (-0.2, 0.7), 0.3
-    shifts, offsets = list(range(0, 30, 3)), [0, 1, 2, 5]
-    figure = rotary_query_key(query, key, rate=theta, shifts=shifts, offsets=offsets, shift=6, offset=2)
-    assert figure.setting == (2, 2)
+    # Negative offsets put the key before the query, as a causal model's keys are.
+    shifts, offsets = list(range(6, 36, 3)), [-5, -2, 0, 1, 2, 5]
+    figure = rotary_query_key(query, key, rate=theta, shifts=shifts, offsets=offsets, shift=12, offset=2)
+    assert figure.setting == (2, 4)
     for s, m in enumerate(shifts):
         for j, k in enumerate(offsets):
             q_tip = figure.part("query", "xy").at((s, j))[1]
@@ -317,6 +318,8 @@ def test_figure_colours_stand_out_in_both_themes():
     (lambda: rotary_query_key(key=(0.0, 0.0)), ValueError, "key must not be the zero vector"),
     (lambda: rotary_query_key(rate=-0.1), ValueError, "rate must be a finite number > 0"),
     (lambda: rotary_query_key(shift=True), ValueError, "shift must be one of the shifts"),
+    (lambda: rotary_query_key(shifts=[3, 4], offsets=[-4, 0]), ValueError,
+     "offsets must keep every key at position 0 or later: the shift 3 with the offset -4 puts one at -1"),
 ])
 def test_bad_settings_are_refused_by_name(call, error, words):
     with pytest.raises(error, match=re.escape(words)):

@@ -621,7 +621,9 @@ def rotary_query_key(query=(1.0, 0.0), key=(0.7, 0.0), *, rate: float = 0.2, shi
         key: the key before rotation, two numbers.
         rate: the angle :math:`\theta` in radians per position.
         shifts: the settings of the slider for the query's position :math:`m`.
-        offsets: the settings of the slider for :math:`k = n - m`.
+        offsets: the settings of the slider for :math:`k = n - m`; a negative
+            one puts the key before the query, as in a causal model. No key may
+            fall before position 0.
         shift: the first :math:`m` shown (the first of ``shifts`` by default).
         offset: the first :math:`k` shown (the first of ``offsets`` by default).
 
@@ -639,7 +641,10 @@ def rotary_query_key(query=(1.0, 0.0), key=(0.7, 0.0), *, rate: float = 0.2, shi
     query, key = (_vector(name, value) for name, value in (("query", query), ("key", key)))
     rate = require_positive_float("rate", rate)
     shifts = _settings("shifts", shifts, _non_negative_int)
-    offsets = _settings("offsets", offsets, _non_negative_int)
+    offsets = _settings("offsets", offsets, require_int)
+    if min(shifts) + min(offsets) < 0:
+        raise ValueError(f"offsets must keep every key at position 0 or later: the shift {min(shifts)} "
+                         f"with the offset {min(offsets)} puts one at {min(shifts) + min(offsets)}")
     active_shift = _initial("shift", shift, shifts, "the shifts")
     active_offset = _initial("offset", offset, offsets, "the offsets")
 
