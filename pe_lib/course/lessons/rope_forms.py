@@ -31,11 +31,12 @@ def rope_complex(x, positions, base=10000.0):
     array([[-0.8415,  0.5403]])
     """
     x = np.asarray(x, dtype=np.float64)
-    z = x[..., 0::2] + 1j * x[..., 1::2]
+    z = x[..., 0::2] + 1j * x[..., 1::2]  # torch.view_as_complex
     angles = rope_angles(positions, x.shape[-1], base=base)
-    turned = z * np.exp(1j * angles)
+    freqs_cis = np.exp(1j * angles)  # precompute_freqs_cis
+    turned = z * freqs_cis
     out = np.empty_like(x)
-    out[..., 0::2], out[..., 1::2] = turned.real, turned.imag
+    out[..., 0::2], out[..., 1::2] = turned.real, turned.imag  # view_as_real
     return out
 
 
