@@ -125,3 +125,13 @@ def test_bad_settings_are_refused_by_name(call, error, words):
     with pytest.raises(error, match=re.escape(words)):
         call()
 
+
+
+@pytest.mark.parametrize("scales", [(2.0, 3.0), (1.5, 32.0)])
+def test_the_scale_of_angles_marks_1_the_line_a_pair_must_not_cross(scales):
+    """Whatever the largest scale, the vertical axis has a tick at 1 (2 to the 0), where the line is."""
+    figure = context_extension_rates(scales, depth=DEPTH, original_length=TRAINED)
+    axis = figure.fallback().axes[0]
+    assert 0.0 in list(axis.get_yticks())
+    assert "1" in [label.get_text() for label in axis.get_yticklabels()]
+    assert any(list(line.get_ydata()) == [0.0, 0.0] for line in axis.get_lines())

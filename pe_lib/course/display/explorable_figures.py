@@ -251,14 +251,16 @@ def context_extension_rates(scales=(1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 16.0, 32.0), *
             ax.axvspan(-0.5, seen[-1] + 0.5, color=_GUIDE, alpha=0.15, linewidth=0, zorder=0)
             ax.text(seen[-1] / 2, -top - 0.55, "turned ≥ once\nin training", ha="center", va="bottom",
                     fontsize=11)
-        ax.axhline(0.0, color=_GUIDE, linewidth=1)
+        # the line at 1: a pair above it meets angles it never met in training
+        ax.axhline(0.0, color="0.25", linewidth=1.4)
         for method, label, colour, style in _METHODS:
             points = np.array(line(method, b), dtype=float)
             ax.plot(points[:, 0], points[:, 1], linestyle=style, color=colour, linewidth=2, label=label,
                     gid=f"part-{method}")
         ax.set_xlim(-0.5, pairs - 0.5)
         ax.set_ylim(-top - 0.7, top + 0.4)
-        ticks = list(range(-top, top + 1, 2 if top > 3 else 1))
+        step = 2 if top > 3 else 1
+        ticks = [t for t in range(-top, top + 1) if t % step == 0]  # 1 among them
         ax.set_yticks(ticks, [str(2 ** t) if t >= 0 else f"1/{2 ** -t}" for t in ticks])
         ax.minorticks_off()
         ax.set_xlabel("pair i (fast → slow)")
