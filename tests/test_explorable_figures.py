@@ -126,7 +126,6 @@ def test_bad_settings_are_refused_by_name(call, error, words):
         call()
 
 
-
 @pytest.mark.parametrize("scales", [(2.0, 3.0), (1.5, 32.0)])
 def test_the_scale_of_angles_marks_1_the_line_a_pair_must_not_cross(scales):
     """Whatever the largest scale, the vertical axis has a tick at 1 (2 to the 0), where the line is."""

@@ -642,9 +642,10 @@ def rotary_query_key(query=(1.0, 0.0), key=(0.7, 0.0), *, rate: float = 0.2, shi
     rate = require_positive_float("rate", rate)
     shifts = _settings("shifts", shifts, _non_negative_int)
     offsets = _settings("offsets", offsets, require_int)
-    if min(shifts) + min(offsets) < 0:
+    earliest_key = min(shifts) + min(offsets)
+    if earliest_key < 0:
         raise ValueError(f"offsets must keep every key at position 0 or later: the shift {min(shifts)} "
-                         f"with the offset {min(offsets)} puts one at {min(shifts) + min(offsets)}")
+                         f"with the offset {min(offsets)} puts one at {earliest_key}")
     active_shift = _initial("shift", shift, shifts, "the shifts")
     active_offset = _initial("offset", offset, offsets, "the offsets")
 
