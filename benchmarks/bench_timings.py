@@ -135,30 +135,33 @@ def intro_tables() -> None:
 
     Each table gives the time to read and the time with the exercises titled
     'Exercise'; the Going further ones, all in the deep dives, count in the
-    sentence on the whole path (three columns fit a phone's width)."""
+    sentence on the whole path (three columns fit a phone's width). Each row
+    is rounded (:func:`~pe_lib.course.display.reading_time.rounded_minutes`)
+    and a total adds the rows as printed, so a reader can check the sum."""
     path = rt.reader_path(ROOT)
     heads = {rt.CORE_PART: ("Core chapter", "The core path"), rt.DEEP_DIVES_PART: ("Deep dive", "The deep dives")}
-    whole = rt.PageCounts(0, 0, 0, 0)
+    whole = [0, 0, 0]
+
+    def row(name: str, times: list[int], bold: str = "") -> str:
+        return f"| {name} | " + " | ".join(f"{bold}{rt.format_minutes(t, unit_space=NO_BREAK)}{bold}"
+                                           for t in times) + " |"
+
     for part, names in path.items():
         head, total_name = heads[part]
-        running = rt.PageCounts(0, 0, 0, 0)
-
-        def row(name: str, counts: rt.PageCounts, bold: str = "") -> str:
-            times = [counts.reading_minutes(), counts.minutes_with_exercises()]
-            return f"| {name} | " + " | ".join(f"{bold}{rt.format_minutes(t, unit_space=NO_BREAK)}{bold}"
-                                               for t in times) + " |"
-
+        running = [0, 0, 0]
         print(f"| {head} | Read | With exercises |\n|:--|--:|--:|")
         for name in names:
             file = rt.page_file(ROOT, name)
             counts = rt.page_counts(file)
-            running += counts
-            print(row(f"{{ref}}`{chapter_label(file)}`", counts))
-        print(row(f"**{total_name}**", running, bold="**") + "\n")
-        whole += running
-    print(f"The whole path: about {rt.format_minutes(whole.reading_minutes())} to read, "
-          f"{rt.format_minutes(whole.minutes_with_exercises())} with every exercise titled *Exercise*, "
-          f"{rt.format_minutes(whole.minutes_with_all_exercises())} with the *Going further* ones too.")
+            times = [rt.rounded_minutes(t) for t in (counts.reading_minutes(), counts.minutes_with_exercises(),
+                                                    counts.minutes_with_all_exercises())]
+            running = [a + b for a, b in zip(running, times)]
+            print(row(f"{{ref}}`{chapter_label(file)}`", times[:2]))
+        print(row(f"**{total_name}**", running[:2], bold="**") + "\n")
+        whole = [a + b for a, b in zip(whole, running)]
+    print(f"The whole path: about {rt.format_minutes(whole[0])} to read, "
+          f"{rt.format_minutes(whole[1])} with every exercise titled *Exercise*, "
+          f"{rt.format_minutes(whole[2])} with the *Going further* ones too.")
 
 
 def main() -> None:

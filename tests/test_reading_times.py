@@ -98,12 +98,22 @@ def test_each_stated_time_is_its_pages(page):
         f"({counts(page)}); {REMEDY}")
 
 
+def rounded_times(page: str) -> tuple[int, int, int]:
+    """A page's three times as the introduction states them: each rounded."""
+    return tuple(rt.rounded_minutes(minutes) for minutes in exact_times(counts(page)))
+
+
 @pytest.mark.parametrize("name, pages", [(CORE_TOTAL, CORE), (DEEP_TOTAL, DEEP_DIVES)])
-def test_each_stated_total_is_its_pages(name, pages):
-    stated = stated_times().get(name)
-    assert stated, f"the introduction has no row {name} with its two times"
-    assert not off_by_more_than_a_step(stated, total(pages)), (
-        f"intro.md states {stated} minutes for {name}; the pages give {describe(total(pages))}; {REMEDY}")
+def test_each_stated_total_adds_the_rows_above_it(name, pages):
+    """A reader can add the column: a total is the sum of its rows as printed."""
+    stated = stated_times()
+    assert stated.get(name), f"the introduction has no row {name} with its two times"
+    rows = tuple(sum(times) for times in zip(*(stated[page] for page in pages)))
+    assert stated[name] == rows, f"intro.md states {stated[name]} minutes for {name}; its rows add to {rows}; {REMEDY}"
+    # each row is true to its page (above), so the total is true to the pages within half a step a row
+    allowed = len(pages) * rt.ROUNDING_MINUTES / 2
+    exact = exact_times(total(pages))[:2]
+    assert all(abs(given - true) <= allowed for given, true in zip(stated[name], exact)), (stated[name], exact)
 
 
 def test_the_introduction_states_the_whole_paths_three_times():
@@ -114,8 +124,9 @@ def test_the_introduction_states_the_whole_paths_three_times():
                       sentence)
     assert found, f"intro.md must state the whole path's times; {REMEDY}"
     stated = tuple(rt.parse_minutes(found[column]) for column in ("read", "exercises", "all"))
-    assert not off_by_more_than_a_step(stated, total(CORE + DEEP_DIVES)), (
-        f"intro.md states {stated} minutes for the whole path; its pages give {describe(total(CORE + DEEP_DIVES))}")
+    rows = tuple(sum(times) for times in zip(*(rounded_times(page) for page in CORE + DEEP_DIVES)))
+    assert stated == rows, (
+        f"intro.md states {stated} minutes for the whole path; its pages' rounded times add to {rows}; {REMEDY}")
 
 
 def test_the_introduction_states_the_rates_the_times_are_counted_at():

@@ -201,6 +201,16 @@ def page_counts(path: str | Path) -> PageCounts:
                       equations=tally.equations + len(_DISPLAY_MATH.findall(prose)))
 
 
+def rounded_minutes(minutes: float) -> int:
+    """``minutes`` to the nearest :data:`ROUNDING_MINUTES`: a page's time as the
+    introduction states it, and what its totals add.
+
+    >>> rounded_minutes(42.4), rounded_minutes(187.6), rounded_minutes(2.4)
+    (40, 190, 0)
+    """
+    return ROUNDING_MINUTES * round(minutes / ROUNDING_MINUTES)
+
+
 def format_minutes(minutes: float, *, unit_space: str = " ") -> str:
     """``minutes`` to the nearest :data:`ROUNDING_MINUTES`, as the introduction states it.
 
@@ -213,8 +223,7 @@ def format_minutes(minutes: float, *, unit_space: str = " ") -> str:
     >>> format_minutes(70, unit_space="\N{NO-BREAK SPACE}").split(" ")
     ['1\xa0h', '10\xa0min']
     """
-    rounded = ROUNDING_MINUTES * round(minutes / ROUNDING_MINUTES)
-    hours, rest = divmod(rounded, 60)
+    hours, rest = divmod(rounded_minutes(minutes), 60)
     if not hours:
         return f"{rest}{unit_space}min"
     return f"{hours}{unit_space}h" + (f" {rest}{unit_space}min" if rest else "")
