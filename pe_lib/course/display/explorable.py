@@ -572,10 +572,13 @@ def wavelength_series(depths=(8, 16, 32, 64, 128, 256, 512), bases=(100.0, 1000.
         j, b = setting
         fig, ax = book_figure(panel_height=3.4)
         (x0, y0), (x1, y1) = trend(bases[b])
-        ax.plot([x0, x1], [y0, y1], color=_GUIDE, linewidth=1, linestyle=":", gid="part-trend")
+        # Drawn over the points, which shrink as they crowd, in the text's colour (the page's, in the book),
+        # so that the line stays in sight at every depth.
+        ax.plot([x0, x1], [y0, y1], color=plt.rcParams["text.color"], linewidth=1.2, linestyle=":",
+                gid="part-trend", zorder=3)
         for k, d in enumerate(depths):
             points = np.array(series(d, bases[b]), dtype=float)
-            ax.plot(points[:, 0], points[:, 1], "o", color=COLOURS[0], markersize=5,
+            ax.plot(points[:, 0], points[:, 1], "o", color=COLOURS[0], markersize=_marker_size(d),
                     gid=f"part-series-{k}", label="wavelength λᵢ" if k == j else None)
         (x0, y0), (x1, y1) = bound(bases[b])
         ax.plot([x0, x1], [y0, y1], color=COLOURS[1], linestyle="--", gid="part-bound",
@@ -589,7 +592,7 @@ def wavelength_series(depths=(8, 16, 32, 64, 128, 256, 512), bases=(100.0, 1000.
         ax.set_xlabel("place of pair i in the encoding, 2i/D")
         ax.set_ylabel("wavelength (positions)")
         ax.set_title(f"depth D = {depths[j]}, base N = {_number(bases[b])}", gid="part-title")
-        ax.legend(loc="lower right")
+        ax.legend(loc="lower right", markerscale=5.0 / _marker_size(depths[j]))
         return fig
 
     return Explorable("explorable-wavelengths", (
@@ -597,6 +600,16 @@ def wavelength_series(depths=(8, 16, 32, 64, 128, 256, 512), bases=(100.0, 1000.
         "encoding, on one straight line from 2 pi towards a dashed line at 2 pi N; the depth slider sets how "
         "many pairs sample that line, the base slider its slope."
     ), sliders, tuple(parts), {"figure": "wavelength_series", "widest": widest}, draw)
+
+
+def _marker_size(depth: int) -> float:
+    """The size of the wavelength figure's points at this depth: 5 points up to depth 16, then smaller
+    as they crowd, so that they never hide the line they lie on.
+
+    >>> [_marker_size(d) for d in (8, 16, 64, 256, 512)]
+    [5.0, 5.0, 2.5, 1.25, 1.0]
+    """
+    return max(1.0, min(5.0, 5.0 * math.sqrt(16 / depth)))
 
 
 def _superscript(number: int) -> str:
