@@ -836,3 +836,21 @@ def test_formulas_are_not_tab_stops(book, browser, chapter):
     page.context.close()
     assert not problems
     assert formulas > 20 and stops["still"] == 0, stops
+
+
+_TOGGLE_NAMES = """() => Array.from(document.querySelectorAll('button.toggle-button')).map(
+  b => [b.getAttribute('aria-label'), b.closest('.admonition').querySelector('.admonition-title').textContent.trim()])"""
+
+
+def test_each_fold_is_named_after_its_title(book, browser):
+    """A screen reader lists a page's buttons by name: sixteen called "Toggle hidden content"
+    cannot be told apart, nor sixteen called "The verdict" (``_static/toggle_labels.js``)."""
+    page, problems = open_page(browser, (book / "chapters" / "misconceptions.html").as_uri())
+    page.wait_for_timeout(300)
+    names = page.evaluate(_TOGGLE_NAMES)
+    page.context.close()
+    labels = [label for label, _ in names]
+    assert not problems
+    assert len(names) > 10, names
+    assert all(label.startswith(f"Show or hide: {title} (") for label, title in names), names[:5]
+    assert len(set(labels)) == len(labels), sorted(labels)
