@@ -566,7 +566,8 @@ def wavelength_series(depths=(8, 16, 32, 64, 128, 256, 512), bases=(100.0, 1000.
         parts.append(Part(f"series-{j}", "shown", (0,), [k == j for k in range(len(depths))]))
         parts.append(Part(f"series-{j}", "xy", (1,), [series(d, n) for n in bases]))
     lowest = 0.5
-    top = math.ceil(math.log10(2 * math.pi * max(bases)) + 0.2)
+    # a decade above the highest dashed line, for the note in the top left corner
+    top = math.ceil(math.log10(2 * math.pi * max(bases)) + 0.7)
 
     def draw(setting) -> Figure:
         j, b = setting
@@ -575,7 +576,7 @@ def wavelength_series(depths=(8, 16, 32, 64, 128, 256, 512), bases=(100.0, 1000.
         # Drawn over the points, which shrink as they crowd, in the text's colour (the page's, in the book),
         # so that the line stays in sight at every depth.
         ax.plot([x0, x1], [y0, y1], color=plt.rcParams["text.color"], linewidth=1.2, linestyle=":",
-                gid="part-trend", zorder=3)
+                gid="part-trend", zorder=3, label="2πNˣ, x = 2i/D")
         for k, d in enumerate(depths):
             points = np.array(series(d, bases[b]), dtype=float)
             ax.plot(points[:, 0], points[:, 1], "o", color=COLOURS[0], markersize=_marker_size(d),
