@@ -1,7 +1,9 @@
-"""The values Hugging Face transformers and keras-hub compute, as ``tests/data/make_hf_reference.py`` recorded them.
+"""The values Hugging Face transformers and keras-hub compute, as ``tests/data/make_hf_reference.py`` and
+``tests/data/make_keras_hub_reference.py`` recorded them.
 
 The course never imports the peers; their outputs were generated once in an
-environment of their own, with the versions in ``PEER["versions"]``.
+environment of their own, with the versions in ``PEER["versions"]`` and
+``KERAS_HUB["versions"]``.
 """
 
 from __future__ import annotations
@@ -13,6 +15,9 @@ import numpy as np
 
 #: Everything the script recorded, by section.
 PEER = json.loads((Path(__file__).parent / "data" / "hf_reference.json").read_text())
+
+#: What keras-hub's ``SinePositionEncoding`` and ``RotaryEmbedding`` compute, by section.
+KERAS_HUB = json.loads((Path(__file__).parent / "data" / "keras_hub_reference.json").read_text())
 
 #: One float32 step at 1, the precision of every value the peers compute.
 FLOAT32_STEP = 2.0**-23
