@@ -359,8 +359,8 @@ def _significant(values, digits: int = 6) -> list:
 
 
 def _number(value: float) -> str:
-    """A setting written for a slider's label: ``10000``, ``0.5`` or ``−2``."""
-    return _minus(f"{value:g}" if abs(value) < 1e6 else f"{value:.0f}")
+    """A setting written for a slider's label: ``10000`` or ``0.5``."""
+    return f"{value:g}" if abs(value) < 1e6 else f"{value:.0f}"
 
 
 def _minus(text: str) -> str:
