@@ -56,8 +56,8 @@ def test_the_reference_records_how_it_was_made():
 
 
 def sine_rates(width: int, base: float) -> np.ndarray:
-    """The rate of every column: ``base**(-2i/width)`` for both columns of pair ``i``."""
-    return float(base) ** (-2.0 * (np.arange(width) // 2) / width)
+    """The rate of every column: pair ``i``'s rate for both of its columns."""
+    return np.repeat(angle_rates(width, base=float(base)), 2)[:width]
 
 
 def sine_bound(case, values) -> np.ndarray:
