@@ -95,11 +95,17 @@ def course_rotary(case, layout="half-split") -> RotaryEmbedding:
                            sequence_axis=case["sequence_axis"], feature_axis=case["feature_axis"], **method)
 
 
-def rotary_bound(case, x) -> np.ndarray:
-    """The bound per (position, feature), with the sequence and feature axes moved last."""
+def rotary_rates_and_positions(case) -> tuple[np.ndarray, np.ndarray]:
+    """The scaled rate of every pair and the position of every step of ``case``."""
     depth = case["shape"][case["feature_axis"]]
     rates = angle_rates(depth, base=float(case["max_wavelength"])) / case["scaling_factor"]
     positions = np.arange(case["shape"][case["sequence_axis"]]) + case["start_index"]
+    return rates, positions
+
+
+def rotary_bound(case, x) -> np.ndarray:
+    """The bound per (position, feature), with the sequence and feature axes moved last."""
+    rates, positions = rotary_rates_and_positions(case)
     return 2 * np.tile(float32_angle_tolerance(positions, rates), 2) * np.abs(x).max()
 
 
@@ -115,10 +121,8 @@ def test_rotary_embedding_is_keras_hub_rotary_embedding(case):
     ours = to_numpy(course_rotary(case)(x.astype("float32"), start_index=case["start_index"]))
     gap = last_two(np.abs(ours.astype(np.float64) - peer), case)
     assert np.all(gap <= bound), gap.max()
-    rates = angle_rates(case["shape"][case["feature_axis"]], base=float(case["max_wavelength"]))
-    positions = np.arange(case["shape"][case["sequence_axis"]]) + case["start_index"]
-    reference = apply_rope(last_two(x, case), positions, rates=rates / case["scaling_factor"],
-                           sequence_axis=x.ndim - 2)
+    rates, positions = rotary_rates_and_positions(case)
+    reference = apply_rope(last_two(x, case), positions, rates=rates, sequence_axis=x.ndim - 2)
     assert np.all(np.abs(reference - last_two(peer, case)) <= bound)
     interleaved = to_numpy(course_rotary(case, layout="interleaved")(x.astype("float32"),
                                                                      start_index=case["start_index"]))
