@@ -258,7 +258,7 @@ def context_extension_rates(scales=(1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 16.0, 32.0), *
             ax.plot(points[:, 0], points[:, 1], linestyle=style, color=colour, linewidth=2, label=label,
                     gid=f"part-{method}")
         ax.set_xlim(-0.5, pairs - 0.5)
-        ax.set_ylim(-top - 0.7, top + 0.4)
+        ax.set_ylim(-top - 0.7, top + 1.0)  # room above the line at s: RoPE unchanged
         step = 2 if top > 3 else 1
         ticks = [t for t in range(-top, top + 1) if t % step == 0]  # 1 among them
         ax.set_yticks(ticks, [str(2 ** t) if t >= 0 else f"1/{2 ** -t}" for t in ticks])
