@@ -157,7 +157,8 @@ def draw_bits_by_length(ax, rows, methods, *, train_length: int) -> dict[str, tu
     return drawn
 
 
-def draw_position_losses(ax, curves: dict[str, np.ndarray], *, train_length: int, width: int) -> dict:
+def draw_position_losses(ax, curves: dict[str, np.ndarray], *, train_length: int, width: int,
+                         faint: bool = False) -> dict:
     """Mean loss against the position in the window, averaged over runs of ``width`` positions.
 
     Args:
@@ -165,6 +166,8 @@ def draw_position_losses(ax, curves: dict[str, np.ndarray], *, train_length: int
         curves: ``{method: per-position losses}`` (bits).
         train_length: where a dotted vertical line goes.
         width: positions per point.
+        faint: draw thin, pale, unlabelled lines (one seed among several,
+            behind the lines a legend names), and no vertical line.
 
     Returns:
         ``{method: (centres, means)}``, the data of each line drawn.
@@ -176,9 +179,14 @@ def draw_position_losses(ax, curves: dict[str, np.ndarray], *, train_length: int
             raise ValueError(f"width must divide the {curve.size} positions of {method!r}, got {width}")
         means = curve.reshape(-1, width).mean(axis=1)
         centres = np.arange(means.size) * width + (width - 1) / 2
-        ax.plot(centres, means, label=label(method), **_look(method))
+        if faint:
+            ax.plot(centres, means, color=_look(method).get("color"), linewidth=0.8, alpha=0.35,
+                    label="_nolegend_")
+        else:
+            ax.plot(centres, means, label=label(method), **_look(method))
         drawn[method] = (centres, means)
-    ax.axvline(train_length - 0.5, color="0.4", linestyle=":", linewidth=1)
+    if not faint:
+        ax.axvline(train_length - 0.5, color="0.4", linestyle=":", linewidth=1)
     ax.set(xlabel="position in the window", ylabel="bits per character")
     return drawn
 
