@@ -313,6 +313,39 @@ def run_extrapolation(
                             seed=seed, model_options=dict(model_options), test_pairs=test_pairs)
 
 
+def stretched_model(run: ExtrapolationRun, method: str | PositionMethod, *, scale: float | None = None,
+                    **options) -> keras.Model:
+    """The model of a plain-RoPE ``run`` with ``method``'s rates, its trained weights copied.
+
+    The model is built as :func:`run_extrapolation` built ``run.model``, with
+    ``method`` in place of ``"rope"``, its ``scale`` (left out for ``"rope"``)
+    and, for the methods that need one, the original length ``run.train_length``;
+    nothing is retrained. :func:`evaluate_with_scaling` tests such models.
+
+    Example:
+        >>> run = run_extrapolation("rope", train_length=6, test_lengths=(6,), pairs=16,
+        ...                         test_pairs=8, epochs=1, depth=8, heads=2)
+        >>> model = stretched_model(run, "rope_yarn", scale=4.0)
+        >>> round(model.get_layer("attention").positions.attention_factor, 4)
+        1.1386
+    """
+    if run.method != "rope":
+        raise ValueError(f"run must be a run of 'rope' (trained without scaling), got {run.method!r}")
+    entry = get_method(method)
+    if entry.acts_on != "queries and keys":
+        raise ValueError(f"method must be 'rope' or one of its scaling variants, got {method!r}")
+    options_of_run = {key: value for key, value in run.model_options.items() if key != "method_options"}
+    method_options = dict(run.model_options.get("method_options") or {}, **options)
+    if scale is not None:
+        method_options["scale"] = require_positive_float("scale", scale)
+    if entry.name in NEED_ORIGINAL_LENGTH:
+        method_options["original_length"] = run.train_length
+    model = extrapolation_model(entry, train_length=run.train_length, seed=run.seed,
+                                method_options=method_options, **options_of_run)
+    model.set_weights(run.model.get_weights())
+    return model
+
+
 def evaluate_with_scaling(run: ExtrapolationRun, method: str | PositionMethod, lengths, *, scale: float | None = None,
                           **options) -> dict[int, float]:
     r"""Test a model trained with plain RoPE at longer lengths, with a scaling put in at test time.
@@ -365,9 +398,7 @@ def evaluate_with_scaling(run: ExtrapolationRun, method: str | PositionMethod, l
     lengths = tuple(require_int("lengths", length, minimum=3) for length in lengths)
     if scale is not None:
         scale = require_positive_float("scale", scale)
-    options_of_run = {key: value for key, value in run.model_options.items() if key != "method_options"}
-    trained_options = dict(run.model_options.get("method_options") or {})
-    vocabulary_size = options_of_run.get("vocabulary_size", 17)
+    vocabulary_size = run.model_options.get("vocabulary_size", 17)
     known = dict(zip(run.accuracy, _test_seeds(run.seed, tuple(run.accuracy))[1:]))
     models, accuracy = {}, {}
     for length in lengths:
@@ -378,15 +409,7 @@ def evaluate_with_scaling(run: ExtrapolationRun, method: str | PositionMethod, l
         else:
             stretch = max(1.0, length / run.train_length) if scale is None else scale
         if stretch not in models:
-            method_options = dict(trained_options, **options)
-            if stretch is not None:
-                method_options["scale"] = stretch
-            if method in NEED_ORIGINAL_LENGTH:
-                method_options["original_length"] = run.train_length
-            model = extrapolation_model(entry, train_length=run.train_length, seed=run.seed,
-                                        method_options=method_options, **options_of_run)
-            model.set_weights(run.model.get_weights())
-            models[stretch] = model
+            models[stretch] = stretched_model(run, entry, scale=stretch, **options)
         data_seed = known.get(length, int(np.random.SeedSequence([run.seed, length]).generate_state(1)[0]))
         tokens, labels = query_task(run.test_pairs, length, vocabulary_size=vocabulary_size, seed=data_seed)
         accuracy[length] = order_accuracy(models[stretch], tokens, labels)
