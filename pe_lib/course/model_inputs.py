@@ -17,8 +17,9 @@ import keras
 from pe_lib.methods import METHODS, PositionMethod
 
 
-def token_vectors(entry: PositionMethod, *, train_length: int, max_length: int, vocabulary_size: int,
-                  depth: int, seed: int) -> tuple:
+def token_vectors(entry: PositionMethod, *, train_length: int,
+                  max_length: int, vocabulary_size: int, depth: int,
+                  seed: int) -> tuple:
     """The input of ids ``(batch, steps)`` and the vectors a model of ``entry`` starts from.
 
     Seeds Keras with ``seed`` first, so that the initial weights of the whole
@@ -35,11 +36,14 @@ def token_vectors(entry: PositionMethod, *, train_length: int, max_length: int, 
     keras.utils.set_random_seed(seed)
     tokens = keras.Input(shape=(None,), dtype="int32", name="tokens")
     unit = keras.initializers.RandomNormal(stddev=1.0)
-    vectors = keras.layers.Embedding(vocabulary_size, depth, embeddings_initializer=unit, name="embedding")(tokens)
+    vectors = keras.layers.Embedding(
+        vocabulary_size, depth, embeddings_initializer=unit,
+        name="embedding")(tokens)
     if entry.acts_on == "input":
         rows = max_length if entry.extrapolates else train_length
         trained = "initializer" in inspect.signature(entry.layer).parameters
-        vectors = entry.layer(rows, name="positions", **({"initializer": unit} if trained else {}))(vectors)
+        start = {"initializer": unit} if trained else {}
+        vectors = entry.layer(rows, name="positions", **start)(vectors)
     return tokens, vectors
 
 
@@ -50,4 +54,5 @@ def attention_method(entry: PositionMethod) -> PositionMethod:
     >>> attention_method(METHODS["alibi"]).name, attention_method(METHODS["sinusoidal"]).name
     ('alibi', 'none')
     """
-    return entry if entry.acts_on in ("queries and keys", "scores") else METHODS["none"]
+    inside = ("queries and keys", "scores")
+    return entry if entry.acts_on in inside else METHODS["none"]

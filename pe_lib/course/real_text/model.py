@@ -135,10 +135,12 @@ def language_model(
         x = x + keras.layers.Dense(depth, name=f"back_{block}")(hidden)
     x = keras.layers.LayerNormalization(name="norm")(x)
     logits = keras.layers.Dense(vocabulary_size, name="logits")(x)
-    return keras.Model(tokens, logits, name=f"language_model_{positions.name}")
+    return keras.Model(tokens, logits,
+                       name=f"language_model_{positions.name}")
 
 
-def share_bias_table(first: PositionalSelfAttention, later: PositionalSelfAttention) -> None:
+def share_bias_table(first: PositionalSelfAttention,
+                     later: PositionalSelfAttention) -> None:
     """Make ``later`` add the bias of ``first``'s T5 table: one table for every block, as in T5.
 
     T5 learns its bucket biases in the first block and adds the same ones in

@@ -124,8 +124,9 @@ def draw_bits_by_length(ax, rows, methods, *, train_length: int) -> dict[str, tu
     """Bits per character against the test length, one line per method: the ALiBi paper's Figure 1.
 
     Each point is the mean over the seeds, with a bar of one spread either
-    side when there are several; a dotted vertical line marks the training
-    length. The length axis is logarithmic.
+    side when there are several; a method with one length (a learned
+    table) is a large hollow diamond drawn on top, so that a point beneath
+    it shows. A dotted vertical line marks the training length. The length axis is logarithmic.
 
     Returns:
         ``{method: (lengths, means)}``, the data of each line drawn.
@@ -141,8 +142,9 @@ def draw_bits_by_length(ax, rows, methods, *, train_length: int) -> dict[str, tu
         means = np.array([found[0] for _, found in points])
         spreads = np.array([found[1] for _, found in points])
         look = _look(method)
-        if len(points) == 1:
-            ax.plot(lengths, means, "o", color=look.get("color"), label=label(method))
+        if len(points) == 1:  # a hollow diamond on top: a point under it shows
+            ax.plot(lengths, means, "D", color=look.get("color"), markersize=11, markerfacecolor="none",
+                    markeredgewidth=2, zorder=5, label=label(method))
         elif np.any(spreads > 0):
             ax.errorbar(lengths, means, yerr=spreads, marker="o", capsize=3, label=label(method), **look)
         else:
