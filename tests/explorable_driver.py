@@ -232,7 +232,8 @@ def check_wavelength_series(drawing: dict) -> list[str]:
         problems.append(f"the bound is drawn at {parts['bound']['line']}, not at 2 pi N = {2 * math.pi * base:g}")
     if parts["title"]["text"] != f"depth D = {depth:g}, base N = {base:g}":
         problems.append(f"the title says {parts['title']['text']!r}")
-    if f"{int(depth) // 2} wavelengths from 6.28 to {expected[-1]:.4g} positions" not in drawing["status"]:
+    longest = f"{round(expected[-1]):,}" if expected[-1] >= 1000 else f"{expected[-1]:.4g}"
+    if f"{int(depth) // 2} wavelengths from 6.28 to {longest} positions" not in drawing["status"]:
         problems.append(f"the live region says {drawing['status']!r}")
     return problems
 

@@ -126,6 +126,16 @@ def test_the_depth_slider_shows_one_depth():
                                       "each λ is N^(2/D) = 1.155 × the last.")
 
 
+def test_the_wavelength_readout_writes_large_numbers_plainly():
+    figure = wavelength_series((16,), (10000.0, 500000.0))
+    longest = [round(TWO_PI * base ** (14 / 16)) for base in (10000.0, 500000.0)]
+    assert figure.summary((0, 0)).startswith(
+        f"Depth 16, base 10,000: 8 wavelengths from 6.28 to {longest[0]:,} positions, all below 2πN = 62,832;")
+    assert figure.summary((0, 1)).startswith(
+        f"Depth 16, base 500,000: 8 wavelengths from 6.28 to {longest[1]:,} positions, all below 2πN = 3,141,593;")
+    assert "e+" not in figure.summary((0, 0)) + figure.summary((0, 1))
+
+
 # --- The dot product against the offset ----------------------------------------------
 
 

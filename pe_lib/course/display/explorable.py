@@ -363,6 +363,16 @@ def _number(value: float) -> str:
     return f"{value:g}" if abs(value) < 1e6 else f"{value:.0f}"
 
 
+def _plain(value: float) -> str:
+    """A number for a readout, never in scientific notation: whole with
+    thousands separators from 1,000 on, four significant figures below.
+
+    >>> _plain(628.3185), _plain(19869.18), _plain(3141592.65)
+    ('628.3', '19,869', '3,141,593')
+    """
+    return f"{round(value):,}" if abs(value) >= 1000 else f"{value:.4g}"
+
+
 def _minus(text: str) -> str:
     """Text with its minus signs as the typographic minus."""
     return text.replace("-", "−")
@@ -551,8 +561,8 @@ def wavelength_series(depths=(8, 16, 32, 64, 128, 256, 512), bases=(100.0, 1000.
     def summary(j: int, b: int) -> str:
         d, n = depths[j], bases[b]
         longest = float(pe_lib.wavelengths(d, base=n)[-1])
-        return (f"Depth {d}, base {_number(n)}: {d // 2} wavelengths from 6.28 to {longest:.4g} positions, "
-                f"all below 2πN = {2 * math.pi * n:.4g}; {step(d, n)}.")
+        return (f"Depth {d}, base {_plain(n)}: {d // 2} wavelengths from 6.28 to {_plain(longest)} positions, "
+                f"all below 2πN = {_plain(2 * math.pi * n)}; {step(d, n)}.")
 
     sliders = (Slider("depth", "D", tuple(depths), active_depth), Slider("base", "N", tuple(bases), active_base))
     parts = [Part("summary", "text", (0, 1), [[summary(j, b) for b in range(len(bases))]
