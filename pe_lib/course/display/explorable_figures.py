@@ -113,12 +113,14 @@ def dot_product_by_pair(offsets=range(101), depths=(4, 8, 16, 32), *, base: floa
         top.plot([0, 1], [curves[j][k]] * 2, color=COLOURS[1], linewidth=2, gid="part-mean",
                  label="their mean")
         top.set_xlim(-0.03, 1.03)
-        top.set_ylim(-1.15, 1.15)
-        top.set_xticks([0, 0.25, 0.5, 0.75, 1], ["0", "¼", "½", "¾", "1"])
+        # Room above cos = 1 for the legend, so that it never covers a pair's point.
+        top.set_ylim(-1.15, 1.85)
+        top.set_yticks([-1, 0, 1])
+        top.set_xticks([0, 0.25, 0.5, 0.75, 1], ["0", "0.25", "0.5", "0.75", "1"])
         top.set_xlabel("pair's place 2i/D (fast → slow)")
         top.set_ylabel("cos Δωᵢ")
         top.set_title(f"depth D = {depths[j]}: {depths[j] // 2} pairs", gid="part-title")
-        top.legend(loc="lower right", fontsize=11)
+        top.legend(loc="upper center", ncol=2, fontsize=11, borderaxespad=0.2)
         for c, curve in enumerate(curves):
             bottom.plot(offsets, curve, color=COLOURS[0], linewidth=1.5, gid=f"part-curve-{c}")
         bottom.plot([offsets[k]], [curves[j][k]], "o", color=COLOURS[1], markersize=8, gid="part-marker")
