@@ -47,7 +47,7 @@ def test_every_verdict_reasons_first_answers_once_and_links_to_where_it_is_shown
         assert not text.startswith("**"), f"{heading}: the verdict opens with its answer"
         assert len(ANSWER.findall(text)) == 1, f"{heading}: the verdict must name its answer once"
         assert ANSWER.search(text).start() > 100, f"{heading}: the answer comes before the reasons"
-        assert re.search(r"\{ref\}`[a-z0-9-]+`", text), f"{heading}: the verdict links nowhere"
+        assert re.search(r"\{ref\}`(?:[^`<]*<)?[a-z0-9-]+>?`", text), f"{heading}: the verdict links nowhere"
 
 
 def test_true_and_false_claims_are_mixed():

@@ -637,8 +637,9 @@ def rotary_query_key(query=(1.0, 0.0), key=(0.7, 0.0), *, rate: float = 0.2, shi
     Both 2-D vectors are turned by :func:`pe_lib.rope.apply_rope` with the one
     angle rate ``rate`` (:math:`\theta_i` of one pair): the query by
     :math:`m\theta`, the key by :math:`n\theta`. The score
-    :math:`(R_m q) \cdot (R_n k)` is computed at each offset; moving
-    :math:`m` turns both arrows together and leaves it unchanged.
+    :math:`(R_m q) \cdot (R_n k)` is computed at each offset, and printed with
+    the angle from the query to the key; moving :math:`m` turns both arrows
+    together and leaves both unchanged.
 
     Args:
         query: the query before rotation, two numbers.
@@ -655,7 +656,7 @@ def rotary_query_key(query=(1.0, 0.0), key=(0.7, 0.0), *, rate: float = 0.2, shi
         An :class:`Explorable` named ``"explorable-rope"``: the parts
         ``query`` and ``key`` are arrows drawn as lines from the centre to the
         tip (their second point) and back along the head; ``score`` is the
-        score's text.
+        text of the angle from query to key and of the score.
 
     Example:
         >>> figure = rotary_query_key((1.0, 0.0), (1.0, 0.0), rate=math.pi / 2, shifts=[0, 1], offsets=[1])
@@ -680,6 +681,11 @@ def rotary_query_key(query=(1.0, 0.0), key=(0.7, 0.0), *, rate: float = 0.2, shi
     queries = turned(query, shifts)                                  # (shifts, 2)
     keys = np.stack([turned(key, np.asarray(shifts) + k) for k in offsets], axis=1)   # (shifts, offsets, 2)
     scores = [float(queries[active_shift] @ keys[active_shift, j]) for j in range(len(offsets))]
+    # The angle from the query to the key, in whole degrees from -180 to 180: like the score, it depends
+    # on the offset alone.
+    turns = [math.atan2(keys[active_shift, j][1], keys[active_shift, j][0])
+             - math.atan2(queries[active_shift][1], queries[active_shift][0]) for j in range(len(offsets))]
+    angles = [round(math.degrees(math.remainder(t, 2 * math.pi))) for t in turns]
     radius = max(float(np.linalg.norm(query)), float(np.linalg.norm(key)))
     head = 0.12 * radius
 
@@ -693,7 +699,7 @@ def rotary_query_key(query=(1.0, 0.0), key=(0.7, 0.0), *, rate: float = 0.2, shi
         return [[0.0, 0.0], [x, y], left, [x, y], right]
 
     def score_text(j: int) -> str:
-        return _minus(f"score (Rₘq)·(Rₙk) = {scores[j]:.3f}")
+        return _minus(f"angle {angles[j]}°, score = {scores[j]:.3f}")
 
     sliders = (Slider("query position", "m", tuple(shifts), active_shift),
                Slider("offset", "n − m", tuple(offsets), active_offset))
@@ -733,7 +739,7 @@ def rotary_query_key(query=(1.0, 0.0), key=(0.7, 0.0), *, rate: float = 0.2, shi
             centre = centre * radii[-1]
             _draw_dial(ax, centre, radii)
             ax.text(centre, -1.12 * radii[-1], _minus(f"m = {shifts[s]}, n = {shifts[s] + offsets[j]}\n"
-                                                      f"score {scores[j]:.3f}"), ha="center", va="top")
+                                                      f"angle {angles[j]}°, score {scores[j]:.3f}"), ha="center", va="top")
             for name, points, colour in (("query", arrow(queries[s]), COLOURS[0]),
                                          ("key", arrow(keys[s, j]), COLOURS[1])):
                 xs, ys = zip(*points)
