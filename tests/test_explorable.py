@@ -100,7 +100,7 @@ def test_wavelengths_follow_the_geometric_series_for_every_base():
     depths, bases = (8, 16, 64), (100.0, 10000.0, 500000.0)
     figure = wavelength_series(depths, bases, depth=16, base=10000.0)
     assert figure.setting == (1, 1)
-    assert figure.sliders[1].labels == ["100", "10000", "500000"]
+    assert figure.sliders[1].labels == ["100", "10,000", "500,000"]
     for b, base in enumerate(bases):
         for j, depth in enumerate(depths):
             points = figure.part(f"series-{j}", "xy").at((j, b))
@@ -114,7 +114,7 @@ def test_wavelengths_follow_the_geometric_series_for_every_base():
         trend = figure.part("trend", "xy").at((0, b))
         assert [(x, 10 ** y) for x, y in trend] == [(0, pytest.approx(TWO_PI, rel=1e-5)),
                                                     (1, pytest.approx(TWO_PI * base, rel=1e-5))]
-        assert figure.part("title", "text").at((0, b)) == f"depth D = 8, base N = {base:g}"
+        assert figure.part("title", "text").at((0, b)) == f"depth D = 8, base N = {base:,.0f}"
 
 
 def test_the_depth_slider_shows_one_depth():

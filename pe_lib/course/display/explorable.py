@@ -34,7 +34,7 @@ with negative zeros made positive.
 
 >>> figure = wavelength_series(depths=(8, 16), bases=(100.0, 10000.0))
 >>> figure.name, [slider.labels for slider in figure.sliders]
-('explorable-wavelengths', [['8', '16'], ['100', '10000']])
+('explorable-wavelengths', [['8', '16'], ['100', '10,000']])
 """
 
 from __future__ import annotations
@@ -359,8 +359,11 @@ def _significant(values, digits: int = 6) -> list:
 
 
 def _number(value: float) -> str:
-    """A setting written for a slider's label: ``10000`` or ``0.5``."""
-    return f"{value:g}" if abs(value) < 1e6 else f"{value:.0f}"
+    """A setting written for a slider's label, with the readouts'
+    thousands separators: ``10,000`` or ``0.5``."""
+    if abs(value) >= 1000 and value == round(value):
+        return f"{round(value):,}"
+    return f"{value:g}"
 
 
 def _plain(value: float) -> str:
