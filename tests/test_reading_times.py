@@ -240,6 +240,17 @@ def test_a_page_is_counted_as_the_module_says(tmp_path):
     assert counted.minutes_with_all_exercises() == pytest.approx(reading + 20)
 
 
+def test_a_colon_fence_titled_with_code_is_still_a_directive():
+    # A dropdown's title may hold inline code; its body is still counted (five words, one
+    # line of code), and its fences are not.
+    page = ("::::{dropdown} The code of `f`\nFive words of prose here.\n"
+            "```python\nf = 1\n```\n::::\n")
+    tally = rt._Tally(prose=[])
+    rt._read_markdown(page.splitlines(), tally, None)
+    assert rt._count_words("\n".join(tally.prose)) == 4 + 5
+    assert tally.code_lines == 1
+
+
 def test_a_missing_include_is_an_error_that_names_it(tmp_path):
     page = {**PAGE, "cells": PAGE["cells"][4:]}
     (tmp_path / "sample.ipynb").write_text(json.dumps(page), encoding="utf-8")

@@ -109,7 +109,9 @@ FIGURE_DIRECTIVES = frozenset({"glue:figure", "figure", "image", "glue:md"})
 TITLED_DIRECTIVES = frozenset({"admonition", "topic", "sidebar", "dropdown", "exercise", "solution"})
 
 _WORD = re.compile(r"[A-Za-z0-9][\w'’-]*")
-_FENCE = re.compile(r"^\s{0,3}(?P<fence>`{3,}|:{3,})(?P<info>[^`]*)$")
+# A backtick fence's info string holds no backtick (CommonMark); a colon fence's
+# may, as in a dropdown titled with code.
+_FENCE = re.compile(r"^\s{0,3}(?:(?P<fence>`{3,})(?P<info>[^`]*)|(?P<colons>:{3,})(?P<title>.*))$")
 _DIRECTIVE = re.compile(r"^\{(?P<name>[\w:.-]+)\}\s*(?P<argument>.*)$")
 _OPTION = re.compile(r"^\s*:[\w-]+:")
 
@@ -300,10 +302,11 @@ def _read_markdown(lines: list[str], tally: _Tally, folder: Path | None) -> None
             tally.prose.append(lines[index])
             index += 1
             continue
-        fence = opening.group("fence")
+        fence = opening.group("fence") or opening.group("colons")
+        info = opening.group("info") if opening.group("fence") else opening.group("title")
         close = re.compile(rf"^\s{{0,3}}{re.escape(fence[0])}{{{len(fence)},}}\s*$")
         end = next((j for j in range(index + 1, len(lines)) if close.match(lines[j])), len(lines))
-        _read_block(opening.group("info").strip(), lines[index + 1:end], tally, folder)
+        _read_block(info.strip(), lines[index + 1:end], tally, folder)
         index = end + 1
 
 
