@@ -174,7 +174,7 @@ def move_by_keyboard(page, name: str, index: int, keys: list[str]) -> list[str]:
 
 
 def settings(drawing: dict) -> list[float]:
-    return [float(slider["label"]) for slider in drawing["sliders"]]
+    return [float(slider["label"].replace(",", "")) for slider in drawing["sliders"]]
 
 
 def _near(a: float, b: float, tolerance: float) -> bool:
