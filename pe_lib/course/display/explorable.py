@@ -358,22 +358,21 @@ def _significant(values, digits: int = 6) -> list:
     return [float(f"{value:.{digits - 1}e}") for value in np.asarray(values, dtype=np.float64).ravel()]
 
 
-def _number(value: float) -> str:
-    """A setting written for a slider's label, with the readouts'
-    thousands separators: ``10,000`` or ``0.5``."""
-    if abs(value) >= 1000 and value == round(value):
-        return f"{round(value):,}"
-    return f"{value:g}"
+def _number(value: float, digits: int = 6) -> str:
+    """A number as the figures print it, never rounded to fewer than ``digits``
+    significant figures: from 1,000 on, whole (with thousands separators) when it
+    is whole or its whole part already fills ``digits`` figures; otherwise to
+    ``digits`` significant figures. Slider labels keep the default six, so that
+    every setting is told apart; readouts use four.
 
-
-def _plain(value: float) -> str:
-    """A number for a readout, never in scientific notation: whole with
-    thousands separators from 1,000 on, four significant figures below.
-
-    >>> _plain(628.3185), _plain(19869.18), _plain(3141592.65)
+    >>> _number(10000.0), _number(0.5), _number(1.5)
+    ('10,000', '0.5', '1.5')
+    >>> _number(628.3185, 4), _number(19869.18, 4), _number(3141592.65, 4)
     ('628.3', '19,869', '3,141,593')
     """
-    return f"{round(value):,}" if abs(value) >= 1000 else f"{value:.4g}"
+    if abs(value) >= 1000 and (value == round(value) or abs(value) >= 10 ** (digits - 1)):
+        return f"{round(value):,}"
+    return f"{value:.{digits}g}"
 
 
 def _minus(text: str) -> str:
@@ -511,7 +510,8 @@ def clock_hands(positions=range(101), depth: int = 8, *, base: float = 10000.0, 
 # --- The equations: wavelengths ---------------------------------------------------
 
 
-def wavelength_series(depths=(8, 16, 32, 64, 128, 256, 512), bases=(100.0, 1000.0, 10000.0, 100000.0, 500000.0),
+def wavelength_series(depths=(8, 16, 32, 64, 128, 256, 512),
+                      bases=(100.0, 1000.0, 10000.0, 100000.0, 500000.0, 1000000.0),
                       *, depth: int | None = None, base: float | None = None) -> Explorable:
     r"""The wavelength :math:`\lambda_i = 2\pi N^{2i/D}` of every pair, with sliders for :math:`D` and :math:`N`.
 
@@ -564,8 +564,8 @@ def wavelength_series(depths=(8, 16, 32, 64, 128, 256, 512), bases=(100.0, 1000.
     def summary(j: int, b: int) -> str:
         d, n = depths[j], bases[b]
         longest = float(pe_lib.wavelengths(d, base=n)[-1])
-        return (f"Depth {d}, base {_plain(n)}: {d // 2} wavelengths from 6.28 to {_plain(longest)} positions, "
-                f"all below 2πN = {_plain(2 * math.pi * n)}; {step(d, n)}.")
+        return (f"Depth {d}, base {_number(n, 4)}: {d // 2} wavelengths from 6.28 to {_number(longest, 4)} positions, "
+                f"all below 2πN = {_number(2 * math.pi * n, 4)}; {step(d, n)}.")
 
     sliders = (Slider("depth", "D", tuple(depths), active_depth), Slider("base", "N", tuple(bases), active_base))
     parts = [Part("summary", "text", (0, 1), [[summary(j, b) for b in range(len(bases))]

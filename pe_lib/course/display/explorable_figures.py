@@ -29,7 +29,7 @@ from pe_lib.course.display.explorable import (
     COLOURS, Explorable, Part, Slider, _even_depth, _GUIDE, _initial, _minus, _non_negative_int, _number,
     _rounded, _settings,
 )
-from pe_lib.course.display.style import book_figure
+from pe_lib.course.display.style import RECIPE_COLOURS, book_figure
 from pe_lib.frequencies import angle_rates
 from pe_lib.similarity import offset_similarity
 
@@ -144,15 +144,15 @@ def dot_product_by_pair(offsets=range(101), depths=(4, 8, 16, 32), *, base: floa
 
 
 #: The methods the figure draws, with their labels, colours and line styles.
-_METHODS = (
-    ("rope", "RoPE unchanged", _GUIDE, ":"),
-    ("rope_pi", "position interpolation", COLOURS[0], "-"),
-    ("rope_ntk", "NTK-aware", COLOURS[1], "--"),
-    ("rope_dynamic", "dynamic NTK", COLOURS[5], (0, (1, 1.5))),
-    ("rope_yarn", "YaRN, as shipped", COLOURS[2], "-"),
-    ("rope_yarn_paper", "YaRN, paper", COLOURS[3], (0, (5, 1.5, 1, 1.5))),
-    ("rope_llama3", "Llama 3.1", COLOURS[6], (0, (3, 1.2))),
-)
+_METHODS = tuple((method, label, RECIPE_COLOURS[method], style) for method, label, style in (
+    ("rope", "RoPE unchanged", ":"),
+    ("rope_pi", "position interpolation", "-"),
+    ("rope_ntk", "NTK-aware", "--"),
+    ("rope_dynamic", "dynamic NTK", (0, (1, 1.5))),
+    ("rope_yarn", "YaRN, as shipped", "-"),
+    ("rope_yarn_paper", "YaRN, paper", (0, (5, 1.5, 1, 1.5))),
+    ("rope_llama3", "Llama 3.1", (0, (3, 1.2))),
+))
 
 
 def _scale(name: str, value) -> float:

@@ -20,6 +20,12 @@ TABLE_CMAP = "cividis"
 #: a grey, a purple and a teal added, so that each stands at least 3 to 1 (WCAG
 #: 1.4.11) against the white page and against the dark theme's background, #121212.
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#767676", "#8A6F00", "#7E6BC4", "#208F8F")
+#: One colour for each context-extension recipe of :mod:`pe_lib.rope_scaling`,
+#: and for plain RoPE, so that a recipe looks the same in every figure of the book.
+RECIPE_COLOURS = {
+    "rope": PALETTE[4], "rope_pi": PALETTE[0], "rope_ntk": PALETTE[1], "rope_dynamic": PALETTE[5],
+    "rope_yarn": PALETTE[2], "rope_yarn_paper": PALETTE[3], "rope_llama3": PALETTE[6],
+}
 #: The resolution figures are drawn at, in dots per inch; their PNGs hold twice
 #: as many pixels and are shown at half their size, sharp on high-density screens.
 DPI = 110
