@@ -18,6 +18,7 @@ import statistics
 
 import numpy as np
 
+from pe_lib.course.display.style import RECIPE_COLOURS
 from pe_lib.course.display.tables import markdown_table
 
 #: How the chapter names each method.
@@ -31,11 +32,12 @@ LABELS = {
 #: A line style per method, so that the figures read in greyscale too.
 _STYLES = {"none": ":", "sinusoidal": "-", "learned": "-", "rope": "--", "alibi": "-", "t5": "-."}
 
-#: One colour per method in every figure, from Matplotlib's colour-blind-safe
-#: ``tableau-colorblind10`` palette.
+#: One colour per method in every figure. The trained methods take theirs from
+#: Matplotlib's colour-blind-safe ``tableau-colorblind10`` palette, and the
+#: stretching recipes the colours Longer contexts gives them.
 COLORS = {"none": "#006BA4", "sinusoidal": "#FF800E", "learned": "#898989", "rope": "#595959",
-          "alibi": "#5F9ED1", "t5": "#C85200", "rope_pi": "#ABABAB", "rope_ntk": "#A2C8EC",
-          "rope_yarn": "#FFBC79", "rope_yarn_paper": "#FFBC79"}
+          "alibi": "#5F9ED1", "t5": "#C85200",
+          **{m: RECIPE_COLOURS[m] for m in ("rope_pi", "rope_ntk", "rope_yarn", "rope_yarn_paper")}}
 
 
 def _look(method: str) -> dict:
