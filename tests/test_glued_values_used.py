@@ -1,0 +1,65 @@
+"""Every value a chapter glues by name is shown on its page: a glued number
+the prose no longer quotes is a check without a claim, and reads as one to
+whoever next edits the chapter.
+
+The names are read from the glue calls in the code cells, where the first
+argument is a literal string; a loop that glues a whole table under built
+names (``f"ed_exact_{method}_{length}"``) is a table, not a claim, and is not
+checked. A page uses a name when its Markdown names it in a glue or eval role
+or directive.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
+#: ``{glue}`name` ``, ``{glue:text}`name:.2f` ``, ``{glue:figure} name``,
+#: ``{eval}`name` `` and the like, as myst-nb reads them.
+GLUE_USE = re.compile(r"\{(?:glue(?::\w+)?|eval)\}(?:`|\s+)([\w-]+)")
+
+
+def glued_names(source: str) -> set[str]:
+    """The literal names passed to ``glue``, ``glue_number`` or ``glue_figure``.
+
+    >>> sorted(glued_names('glue_number("a", 1, "count")\\nfor m in ms: glue(f"b_{m}", m)'))
+    ['a']
+    """
+    names = set()
+    for node in ast.walk(ast.parse(source)):
+        if (isinstance(node, ast.Call) and getattr(node.func, "id", "").startswith("glue")
+                and node.args and isinstance(node.args[0], ast.Constant)
+                and isinstance(node.args[0].value, str)):
+            names.add(node.args[0].value)
+    return names
+
+
+def used_names(markdown: str) -> set[str]:
+    """The names the page's Markdown shows.
+
+    >>> sorted(used_names("{glue}`a`, {glue:text}`b_c:.2f`, {eval}`e`\\n```{glue:figure} fig-d\\n```"))
+    ['a', 'b_c', 'e', 'fig-d']
+    """
+    return set(GLUE_USE.findall(markdown))
+
+
+def test_glue_uses_are_read_in_every_form():
+    text = "{glue}`a`, {glue:text}`b_c:.2f`, {eval}`e`\n```{glue:figure} fig-d\n:name: x\n```"
+    assert used_names(text) == {"a", "b_c", "e", "fig-d"}
+    assert glued_names('glue_number("a", 1)\nglue_figure("fig-d", f)\nglue(f"t_{n}", n)') == {"a", "fig-d"}
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=[path.stem for path in CHAPTERS])
+def test_every_value_glued_by_name_is_shown(chapter):
+    cells = json.loads(chapter.read_text(encoding="utf-8"))["cells"]
+    code = ["".join(cell["source"]) for cell in cells if cell["cell_type"] == "code"]
+    markdown = "\n".join("".join(cell["source"]) for cell in cells if cell["cell_type"] == "markdown")
+    glued = set().union(*(glued_names(source) for source in code if not source.lstrip().startswith(("%", "!"))))
+    unused = sorted(glued - used_names(markdown))
+    assert not unused, f"{chapter.stem} glues values its page never shows: {unused}"
