@@ -177,7 +177,9 @@ def test_each_core_chapter_ends_with_an_exercise_and_leaves_the_rest_to_the_deep
 
 
 def test_the_introduction_states_the_time_of_the_core_path():
-    """The sentence that promises one afternoon, within a rounding step."""
+    """The sentence that promises one afternoon, within a rounding step, and in
+    the words of the table's total below it (it once said "about 3 h" over a
+    table that added to 2 h 55 min)."""
     sentence = " ".join(INTRO.split())
     found = re.search(r"about (?P<core>[\dh min]+?) with each chapter's exercise", sentence)
     assert found, "intro.md must say how long the core path takes with its exercises"
@@ -185,6 +187,9 @@ def test_the_introduction_states_the_time_of_the_core_path():
     assert abs(rt.parse_minutes(found["core"]) - core.minutes_with_exercises()) <= rt.ROUNDING_MINUTES, (
         f"intro.md says {found['core']!r}; the core path gives {rt.format_minutes(core.minutes_with_exercises())} "
         f"({core})")
+    table = stated_times()[CORE_TOTAL][1]
+    assert rt.parse_minutes(found["core"]) == table, (
+        f"intro.md says {found['core']!r} for the core path; its table's total says {rt.format_minutes(table)}")
 
 
 # The counting itself, on a page whose counts are known by hand.
