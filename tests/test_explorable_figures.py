@@ -134,3 +134,15 @@ def test_the_scale_of_angles_marks_1_the_line_a_pair_must_not_cross(scales):
     assert 0.0 in list(axis.get_yticks())
     assert "1" in [label.get_text() for label in axis.get_yticklabels()]
     assert any(list(line.get_ydata()) == [0.0, 0.0] for line in axis.get_lines())
+
+
+@pytest.mark.parametrize("scale", [1.5, 3.0, 8.0, 32.0])
+def test_the_scale_of_angles_marks_s_where_rope_unchanged_lies(scale):
+    """At every setting the vertical axis has a tick at s, so RoPE unchanged can be read off it."""
+    scales = (1.5, 3.0, 8.0, 32.0)
+    figure = context_extension_rates(scales, depth=DEPTH, original_length=TRAINED, scale=scale)
+    axis = figure.fallback().axes[0]
+    ticks = list(axis.get_yticks())
+    assert any(abs(t - log2(scale)) < 1e-12 for t in ticks)
+    assert f"{scale:g}" in [label.get_text() for label in axis.get_yticklabels()]
+    assert all(t == 0 or abs(t - log2(scale)) >= 0.5 or abs(t - log2(scale)) < 1e-12 for t in ticks)

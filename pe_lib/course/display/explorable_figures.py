@@ -262,8 +262,15 @@ def context_extension_rates(scales=(1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 16.0, 32.0), *
         ax.set_xlim(-0.5, pairs - 0.5)
         ax.set_ylim(-top - 0.7, top + 1.0)  # room above the line at s: RoPE unchanged
         step = 2 if top > 3 else 1
-        ticks = [t for t in range(-top, top + 1) if t % step == 0]  # 1 among them
-        ax.set_yticks(ticks, [str(2 ** t) if t >= 0 else f"1/{2 ** -t}" for t in ticks])
+        # 1 among the ticks, and s, where RoPE unchanged lies; none crowding s
+        at_s = math.log2(scales[b])
+        ticks = [t for t in range(-top, top + 1)
+                 if t % step == 0 and (t == 0 or abs(t - at_s) >= 0.5)]
+        labels = [str(2 ** t) if t >= 0 else f"1/{2 ** -t}" for t in ticks]
+        if at_s not in ticks:
+            ticks.append(at_s)
+            labels.append(_number(scales[b]))
+        ax.set_yticks(ticks, labels)
         ax.minorticks_off()
         ax.set_xlabel("pair i (fast → slow)")
         ax.set_ylabel("angle reached at sL ÷ at L")
