@@ -214,9 +214,13 @@ class Explorable:
                        **({"map": maps[p.name]} if p.kind == "xy" else {})} for p in self.parts],
             "meta": self.meta,
         }
+        # Each value is as wide as the figure's longest label: no value runs under
+        # its slider's thumb, and the sliders start level.
+        value_width = max(len(label) for s in self.sliders for label in s.labels)
         controls = "".join(
             f'<label class="explorable-control"><span class="explorable-name">{html.escape(s.name)} '
-            f'<i>{html.escape(s.symbol)}</i> =</span> <output class="explorable-value">'
+            f'<i>{html.escape(s.symbol)}</i> =</span> <output class="explorable-value" '
+            f'style="min-width: {value_width}ch">'
             f'{html.escape(s.labels[s.active])}</output>'
             f'<input class="explorable-slider" type="range" min="0" max="{len(s.values) - 1}" step="1" '
             f'value="{s.active}" aria-label="{html.escape(s.name)}" '
