@@ -53,3 +53,38 @@ def test_the_check_sees_a_label_in_a_docstring_and_not_a_figure_name():
     assert labels_in_python('def f():\n    """Scores of eq-bey-shaw."""\n') == ["eq-bey-shaw"]
     assert not labels_in_python('glue_figure("per-fig-wave", fig)  # drawn from sines\n')
     assert not labels_in_python('def f():\n    """Markup:\n\n    :label: fig-a-line\n    """\n')
+
+
+#: A target label above a heading: ``(label)=`` then ``## Heading``.
+TARGET = re.compile(r"^\(([\w-]+)\)=\s*\n(#+ .*)$", re.M)
+#: A reference that takes its text from the target's heading.
+BARE_REF = re.compile(r"\{ref\}`([\w-]+)`")
+
+
+def pages_markdown() -> dict[str, str]:
+    """Each page's Markdown: the chapters' Markdown cells and the book's .md files."""
+    pages = {path.name: "\n".join("".join(cell["source"]) for cell in json.loads(
+        path.read_text(encoding="utf-8"))["cells"] if cell["cell_type"] == "markdown")
+        for path in CHAPTERS}
+    pages.update({path.name: path.read_text(encoding="utf-8")
+                  for path in [ROOT / "intro.md", *sorted((ROOT / "chapters").glob("*.md"))]})
+    return pages
+
+
+def bare_refs_to_math_headings(pages: dict[str, str]) -> list[tuple[str, str]]:
+    """(page, label) for each ``{ref}`label` `` whose heading holds maths: Sphinx
+    writes a heading's maths as raw LaTeX in the link, so such a link needs its
+    own text (``{ref}`the rotation <label>` ``)."""
+    headings = {label: heading for text in pages.values() for label, heading in TARGET.findall(text)}
+    return [(page, label) for page, text in pages.items() for label in BARE_REF.findall(text)
+            if "$" in headings.get(label, "")]
+
+
+def test_no_link_prints_a_heading_s_raw_latex():
+    found = bare_refs_to_math_headings(pages_markdown())
+    assert not found, f"links that would print raw LaTeX (give them their own text): {found}"
+
+
+def test_the_check_sees_a_bare_link_to_a_heading_with_maths():
+    pages = {"a": "(moves)=\n## Moving by $\\Delta$\n", "b": "see {ref}`moves` and {ref}`the turn <moves>`"}
+    assert bare_refs_to_math_headings(pages) == [("b", "moves")]
