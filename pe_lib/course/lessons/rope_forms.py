@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pe_lib.rope import rope_angles
+from pe_lib import rope
 
 
 def rope_complex(x, positions, base=10000.0):
@@ -32,7 +32,7 @@ def rope_complex(x, positions, base=10000.0):
     """
     x = np.asarray(x, dtype=np.float64)
     z = x[..., 0::2] + 1j * x[..., 1::2]  # torch.view_as_complex
-    angles = rope_angles(positions, x.shape[-1], base=base)
+    angles = rope.rope_angles(positions, x.shape[-1], base=base)
     freqs_cis = np.exp(1j * angles)  # precompute_freqs_cis
     turned = z * freqs_cis
     out = np.empty_like(x)
@@ -59,7 +59,7 @@ def cos_sin_tables(length, depth, base=10000.0):
     array([[0.    , 0.    , 0.    , 0.    ],
            [0.8415, 0.01  , 0.8415, 0.01  ]])
     """
-    angles = rope_angles(np.arange(length), depth, base=base)
+    angles = rope.rope_angles(np.arange(length), depth, base=base)
     angles = np.concatenate([angles, angles], axis=-1)
     return np.cos(angles), np.sin(angles)
 
