@@ -40,11 +40,12 @@ def token_vectors(entry: PositionMethod, *, train_length: int,
         vocabulary_size, depth, embeddings_initializer=unit,
         name="embedding")(tokens)
     if entry.acts_on == "input":
-        # entry: the method's record in METHODS, the library's registry;
-        # a table that extrapolates has a row for every position
+        # entry: the method's record in METHODS, the registry; a
+        # table that extrapolates has a row for every position
         rows = max_length if entry.extrapolates else train_length
-        trained = "initializer" in inspect.signature(entry.layer).parameters
-        # unit: the token vectors' initializer, normal with deviation 1
+        parameters = inspect.signature(entry.layer).parameters
+        trained = "initializer" in parameters
+        # unit: the token vectors' initializer, normal, deviation 1
         start = {"initializer": unit} if trained else {}
         vectors = entry.layer(rows, name="positions", **start)(vectors)
     return tokens, vectors
