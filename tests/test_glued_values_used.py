@@ -12,11 +12,12 @@ or directive.
 from __future__ import annotations
 
 import ast
-import json
 import re
 from pathlib import Path
 
 import pytest
+
+from chapter_text import cell_sources, chapter_markdown
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
@@ -57,9 +58,8 @@ def test_glue_uses_are_read_in_every_form():
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=[path.stem for path in CHAPTERS])
 def test_every_value_glued_by_name_is_shown(chapter):
-    cells = json.loads(chapter.read_text(encoding="utf-8"))["cells"]
-    code = ["".join(cell["source"]) for cell in cells if cell["cell_type"] == "code"]
-    markdown = "\n".join("".join(cell["source"]) for cell in cells if cell["cell_type"] == "markdown")
+    code = cell_sources(chapter, "code")
+    markdown = chapter_markdown(chapter)
     glued = set().union(*(glued_names(source) for source in code if not source.lstrip().startswith(("%", "!"))))
     unused = sorted(glued - used_names(markdown))
     assert not unused, f"{chapter.stem} glues values its page never shows: {unused}"

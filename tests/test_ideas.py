@@ -3,12 +3,13 @@ chapter, the labels other chapters link to, and telltales that only the full
 treatment needs. A telltale in any other chapter's prose is a second telling
 (the textbook's column-100 example was once worked in three chapters)."""
 
-import json
 import re
 import tomllib
 from pathlib import Path
 
 import pytest
+
+from chapter_text import chapter_markdown
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = ROOT / "chapters"
@@ -19,8 +20,7 @@ def prose(chapter: str) -> str:
     """The Markdown of a chapter, lower case, every run of spaces and line
     breaks made one space, so that a phrase wrapped over two lines still
     matches."""
-    cells = json.loads((CHAPTERS / f"{chapter}.ipynb").read_text(encoding="utf-8"))["cells"]
-    text = "\n".join("".join(cell["source"]) for cell in cells if cell["cell_type"] == "markdown")
+    text = chapter_markdown(CHAPTERS / f"{chapter}.ipynb")
     return squash(text)
 
 
@@ -29,8 +29,7 @@ def squash(text: str) -> str:
 
 
 def labels(chapter: str) -> set[str]:
-    cells = json.loads((CHAPTERS / f"{chapter}.ipynb").read_text(encoding="utf-8"))["cells"]
-    text = "\n".join("".join(cell["source"]) for cell in cells if cell["cell_type"] == "markdown")
+    text = chapter_markdown(CHAPTERS / f"{chapter}.ipynb")
     return set(re.findall(r"^\(([A-Za-z0-9_-]+)\)=\s*$", text, flags=re.M))
 
 

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from chapter_text import chapter_markdown
+
 ROOT = Path(__file__).resolve().parents[1]
 #: A label as the chapters write them: eq-, fig-, tab- or chapter- and a name.
 LABEL = re.compile(r"(?<![\w{`-])(?:eq|fig|tab)-[a-z0-9]+(?:-[a-z0-9]+)+")
@@ -63,9 +65,7 @@ BARE_REF = re.compile(r"\{ref\}`([\w-]+)`")
 
 def pages_markdown() -> dict[str, str]:
     """Each page's Markdown: the chapters' Markdown cells and the book's .md files."""
-    pages = {path.name: "\n".join("".join(cell["source"]) for cell in json.loads(
-        path.read_text(encoding="utf-8"))["cells"] if cell["cell_type"] == "markdown")
-        for path in CHAPTERS}
+    pages = {path.name: chapter_markdown(path) for path in CHAPTERS}
     pages.update({path.name: path.read_text(encoding="utf-8")
                   for path in [ROOT / "intro.md", *sorted((ROOT / "chapters").glob("*.md"))]})
     return pages

@@ -29,6 +29,7 @@ from pathlib import Path
 import pytest
 
 from browser import require_browser
+from chapter_text import chapter_markdown
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = ROOT / "chapters"
@@ -254,9 +255,7 @@ def test_figures_are_shown(chapters_run, chapter):
 def test_prose_shows_the_glued_numbers(chapters_run, chapter):
     prose = _FINDINGS[chapter]["prose"]
     glued = _glued_texts(chapter)
-    notebook = json.loads((CHAPTERS / f"{chapter}.ipynb").read_text())
-    prose_source = "\n".join("".join(cell["source"]) for cell in notebook["cells"]
-                             if cell["cell_type"] == "markdown")
+    prose_source = chapter_markdown(CHAPTERS / f"{chapter}.ipynb")
     quoted = set(re.findall(r"\{eval\}`(\w+)`", prose_source))
     assert quoted, "the chapter quotes no glued number"
     missing = sorted(name for name in quoted if name in glued and glued[name] not in prose)
@@ -267,9 +266,7 @@ def test_prose_shows_the_glued_numbers(chapters_run, chapter):
 @pytest.mark.parametrize("chapter", OPENED)
 def test_prose_shows_what_the_book_pastes(chapters_run, chapter):
     """Text glued by ``glue`` (here or in another chapter) and each figure's caption, in its place."""
-    notebook = json.loads((CHAPTERS / f"{chapter}.ipynb").read_text())
-    prose_source = "\n".join("".join(cell["source"]) for cell in notebook["cells"]
-                             if cell["cell_type"] == "markdown")
+    prose_source = chapter_markdown(CHAPTERS / f"{chapter}.ipynb")
     findings = _FINDINGS[chapter]
     missing = []
     for other, name in re.findall(r"\{glue:text\}`(?:([\w-]+)\.ipynb::)?(\w+)[^`]*`", prose_source):

@@ -4,9 +4,10 @@ and before that stated the myths as facts ("The exponent is k/d"). Each claim
 is headed "Claim: ...", its verdict reasons before it answers, names the answer
 once, and links to the section that shows it; true and false claims are mixed."""
 
-import json
 import re
 from pathlib import Path
+
+from chapter_text import chapter_markdown
 
 CHAPTER = Path(__file__).resolve().parents[1] / "chapters" / "misconceptions.ipynb"
 NOT_CLAIMS = {"Errata in published worked examples", "Summary", "Exercises"}
@@ -15,8 +16,7 @@ ANSWER = re.compile(r"The\s+claim\s+is\s+\*\*(true|false|partly\s+true)\*\*")
 
 def sections() -> dict[str, str]:
     """Each ``##`` heading of the chapter and the Markdown that follows it."""
-    cells = json.loads(CHAPTER.read_text(encoding="utf-8"))["cells"]
-    text = "\n".join("".join(cell["source"]) for cell in cells if cell["cell_type"] == "markdown")
+    text = chapter_markdown(CHAPTER)
     parts = re.split(r"^## (.+)$", text, flags=re.M)
     return dict(zip(parts[1::2], parts[2::2]))
 

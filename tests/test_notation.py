@@ -14,12 +14,13 @@ slope.
 
 from __future__ import annotations
 
-import json
 import re
 import tomllib
 from pathlib import Path
 
 import pytest
+
+from chapter_text import chapter_markdown
 
 ROOT = Path(__file__).resolve().parents[1]
 RECORD = tomllib.loads((ROOT / "chapters" / "symbols.toml").read_text(encoding="utf-8"))
@@ -81,8 +82,7 @@ def prose(markdown: str) -> str:
 def page_prose(path: Path) -> str:
     if path.suffix == ".md":
         return prose(path.read_text(encoding="utf-8"))
-    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-    return prose("\n\n".join("".join(cell["source"]) for cell in cells if cell["cell_type"] == "markdown"))
+    return prose(chapter_markdown(path, separator="\n\n"))
 
 
 def definitions(text: str) -> list[tuple[str, str, str]]:

@@ -26,6 +26,8 @@ import pytest
 
 from pe_lib.course.display.reading_time import CORE_PART, DEEP_DIVES_PART, reader_path
 
+from chapter_text import cell_sources
+
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = ROOT / "chapters"
 RECORD = tomllib.loads((CHAPTERS / "path.toml").read_text(encoding="utf-8"))
@@ -58,7 +60,7 @@ def cells(chapter: str) -> list[dict]:
 
 
 def text_of(chapter: str, kind: str) -> str:
-    return "\n".join("".join(cell["source"]) for cell in cells(chapter) if cell["cell_type"] == kind)
+    return "\n".join(cell_sources(CHAPTERS / f"{chapter}.ipynb", kind))
 
 
 def missing_needs(path: list[str], record: dict) -> dict[str, list[str]]:

@@ -4,11 +4,12 @@ per-column exponent, and the blog post with the row V5 (whose page title is not
 known, so its entry describes it in square brackets rather than inventing
 one)."""
 
-import json
 import re
 from pathlib import Path
 
 import pytest
+
+from chapter_text import chapter_markdown
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = ROOT / "chapters"
@@ -18,8 +19,7 @@ BLOG_POST = "a blog post on the encoding {cite}`chlaily_positional`"
 
 
 def prose(chapter: str) -> str:
-    cells = json.loads((CHAPTERS / f"{chapter}.ipynb").read_text(encoding="utf-8"))["cells"]
-    text = "\n".join("".join(cell["source"]) for cell in cells if cell["cell_type"] == "markdown")
+    text = chapter_markdown(CHAPTERS / f"{chapter}.ipynb")
     return re.sub(r"\s+", " ", text).lower()
 
 
