@@ -363,11 +363,11 @@ def _significant(values, digits: int = 6) -> list:
 
 
 def _number(value: float, digits: int = 6) -> str:
-    """A number as the figures print it, never rounded to fewer than ``digits``
-    significant figures: from 1,000 on, whole (with thousands separators) when it
-    is whole or its whole part already fills ``digits`` figures; otherwise to
-    ``digits`` significant figures. Slider labels keep the default six, so that
-    every setting is told apart; readouts use four.
+    """A number as the figures print it: ``digits`` significant figures, never an exponent.
+
+    From 1,000 on, a number that is whole, or whose whole part already has
+    ``digits`` figures, is printed whole with thousands separators. Slider labels
+    use six figures, so that no two settings read the same; readouts use four.
 
     >>> _number(10000.0), _number(0.5), _number(1.5)
     ('10,000', '0.5', '1.5')
