@@ -610,7 +610,9 @@ def wavelength_series(depths=(8, 16, 32, 64, 128, 256, 512),
         ax.set_xlabel("place of pair i in the encoding, 2i/D")
         ax.set_ylabel("wavelength (positions)")
         ax.set_title(f"depth D = {depths[j]}, base N = {_number(bases[b])}", gid="part-title")
-        ax.legend(loc="lower right", markerscale=5.0 / _marker_size(depths[j]))
+        # Below the axes, where no setting of the sliders puts a point or a line.
+        fig.legend(loc="outside lower center", ncols=2, markerscale=5.0 / _marker_size(depths[j]),
+                   handlelength=1.5, columnspacing=1.0)
         return fig
 
     return Explorable("explorable-wavelengths", (
