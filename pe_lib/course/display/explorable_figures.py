@@ -262,10 +262,12 @@ def context_extension_rates(scales=(1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 16.0, 32.0), *
         ax.set_xlim(-0.5, pairs - 0.5)
         ax.set_ylim(-top - 0.7, top + 1.0)  # room above the line at s: RoPE unchanged
         step = 2 if top > 3 else 1
-        # 1 among the ticks, and s, where RoPE unchanged lies; none crowding s
+        # 1 among the ticks, and s, where RoPE unchanged lies; none crowding s;
+        # the ends, 2**top and its inverse, so that every setting's lines lie
+        # within the labelled range at any slider setting
         at_s = math.log2(scales[b])
         ticks = [t for t in range(-top, top + 1)
-                 if t % step == 0 and (t == 0 or abs(t - at_s) >= 0.5)]
+                 if (t % step == 0 or abs(t) == top) and (t == 0 or abs(t - at_s) >= 0.5)]
         labels = [str(2 ** t) if t >= 0 else f"1/{2 ** -t}" for t in ticks]
         if at_s not in ticks:
             ticks.append(at_s)
