@@ -146,3 +146,17 @@ def test_the_scale_of_angles_marks_s_where_rope_unchanged_lies(scale):
     assert any(abs(t - log2(scale)) < 1e-12 for t in ticks)
     assert f"{scale:g}" in [label.get_text() for label in axis.get_yticklabels()]
     assert all(t == 0 or abs(t - log2(scale)) >= 0.5 or abs(t - log2(scale)) < 1e-12 for t in ticks)
+
+
+@pytest.mark.parametrize("scale", [1.5, 3.0, 8.0, 32.0])
+def test_the_scale_of_angles_spaces_its_powers_of_2_evenly_past_every_line(scale):
+    """Apart from s, the ticks are powers of 2 at one spacing, and the labelled range holds every line."""
+    scales = (1.5, 3.0, 8.0, 32.0)
+    figure = context_extension_rates(scales, depth=DEPTH, original_length=TRAINED, scale=scale)
+    axis = figure.fallback().axes[0]
+    ticks = sorted(t for t in axis.get_yticks() if abs(t - log2(scale)) > 1e-12)
+    # neighbours not straddling s, whose tick is between them, are one step apart
+    steps = {round(b - a, 12) for a, b in zip(ticks, ticks[1:]) if not (a < log2(scale) < b)}
+    assert len(steps) == 1
+    highest = max(max(abs(y) for y in line.get_ydata()) for line in axis.get_lines())
+    assert ticks[0] <= -highest and ticks[-1] >= highest

@@ -244,6 +244,8 @@ def context_extension_rates(scales=(1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 16.0, 32.0), *
     for method, *_ in _METHODS:
         parts.append(Part(method, "xy", (0,), [line(method, b) for b in range(len(scales))]))
     top = math.ceil(math.log2(max(scales)))
+    step = 2 if top > 3 else 1
+    end = step * math.ceil(top / step)  # the axis ends on a tick of the even spacing
     seen = np.flatnonzero(turned_once)
 
     def draw(setting) -> Figure:
@@ -251,7 +253,7 @@ def context_extension_rates(scales=(1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 16.0, 32.0), *
         fig, ax = book_figure(panel_height=4.4)
         if seen.size:
             ax.axvspan(-0.5, seen[-1] + 0.5, color=_GUIDE, alpha=0.15, linewidth=0, zorder=0)
-            ax.text(seen[-1] / 2, -top - 0.55, "turned ≥ once\nin training", ha="center", va="bottom",
+            ax.text(seen[-1] / 2, -end - 0.55, "turned ≥ once\nin training", ha="center", va="bottom",
                     fontsize=11)
         # the line at 1: a pair above it meets angles it never met in training
         ax.axhline(0.0, color="0.25", linewidth=1.4)
@@ -260,14 +262,11 @@ def context_extension_rates(scales=(1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 16.0, 32.0), *
             ax.plot(points[:, 0], points[:, 1], linestyle=style, color=colour, linewidth=2, label=label,
                     gid=f"part-{method}")
         ax.set_xlim(-0.5, pairs - 0.5)
-        ax.set_ylim(-top - 0.7, top + 1.0)  # room above the line at s: RoPE unchanged
-        step = 2 if top > 3 else 1
-        # 1 among the ticks, and s, where RoPE unchanged lies; none crowding s;
-        # the ends, 2**top and its inverse, so that every setting's lines lie
-        # within the labelled range at any slider setting
+        ax.set_ylim(-end - 0.7, end + 1.0)  # room above the line at s: RoPE unchanged
+        # evenly spaced powers of 2 with 1 among them, ending at or past every
+        # setting's lines; and s, where RoPE unchanged lies, with none crowding it
         at_s = math.log2(scales[b])
-        ticks = [t for t in range(-top, top + 1)
-                 if (t % step == 0 or abs(t) == top) and (t == 0 or abs(t - at_s) >= 0.5)]
+        ticks = [t for t in range(-end, end + 1, step) if t == 0 or abs(t - at_s) >= 0.5]
         labels = [str(2 ** t) if t >= 0 else f"1/{2 ** -t}" for t in ticks]
         if at_s not in ticks:
             ticks.append(at_s)
