@@ -4,8 +4,9 @@ colour maps, and shown with a caption and alt text."""
 import re
 from pathlib import Path
 
-import nbformat
 import pytest
+
+from chapter_text import cell_sources
 
 CHAPTERS = sorted((Path(__file__).resolve().parents[1] / "chapters").glob("*.ipynb"))
 # Perceptually uniform maps that stay readable with colour-vision deficiencies and in greyscale.
@@ -14,13 +15,9 @@ EXPLICIT_MAP = re.compile(r"cmap\s*=\s*[\"']([A-Za-z_]+)[\"']")
 FIGURE_BLOCK = re.compile(r"```\{glue:figure\}[^\n]*\n(.*?)```", re.S)
 
 
-def cells(path, kind):
-    return ["".join(cell.source) for cell in nbformat.read(path, as_version=4).cells if cell.cell_type == kind]
-
-
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda path: path.stem)
 def test_figures_use_the_course_style_and_safe_colour_maps(chapter):
-    for source in cells(chapter, "code"):
+    for source in cell_sources(chapter, "code"):
         if re.search(r"plt\.(subplots|figure)\(", source):
             assert "with course_style():" in source, f"a figure drawn outside course_style():\n{source[:300]}"
         for name in EXPLICIT_MAP.findall(source):
@@ -29,7 +26,7 @@ def test_figures_use_the_course_style_and_safe_colour_maps(chapter):
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda path: path.stem)
 def test_every_figure_has_alt_text_a_label_and_a_caption(chapter):
-    for source in cells(chapter, "markdown"):
+    for source in cell_sources(chapter, "markdown"):
         for block in FIGURE_BLOCK.findall(source):
             options = dict(re.findall(r"^:(\w+):[ \t]*(.*)$", block, re.M))
             caption = "\n".join(line for line in block.splitlines() if line and not line.startswith(":"))
@@ -40,5 +37,5 @@ def test_every_figure_has_alt_text_a_label_and_a_caption(chapter):
 
 def test_the_figure_checks_see_the_figures():
     # Guards the two tests above against a pattern that silently matches nothing.
-    found = sum(len(FIGURE_BLOCK.findall(source)) for chapter in CHAPTERS for source in cells(chapter, "markdown"))
+    found = sum(len(FIGURE_BLOCK.findall(source)) for chapter in CHAPTERS for source in cell_sources(chapter, "markdown"))
     assert found >= 20

@@ -26,19 +26,20 @@ CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
 GLUE_USE = re.compile(r"\{(?:glue(?::\w+)?|eval)\}(?:`|\s+)([\w-]+)")
 
 
+def glue_names_given(source: str) -> list[ast.expr]:
+    """The first argument, the name, of every ``glue``, ``glue_number`` or ``glue_figure`` call."""
+    return [node.args[0] for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.Call) and getattr(node.func, "id", "").startswith("glue") and node.args]
+
+
 def glued_names(source: str) -> set[str]:
-    """The literal names passed to ``glue``, ``glue_number`` or ``glue_figure``.
+    """The literal names passed to the glue calls.
 
     >>> sorted(glued_names('glue_number("a", 1, "count")\\nfor m in ms: glue(f"b_{m}", m)'))
     ['a']
     """
-    names = set()
-    for node in ast.walk(ast.parse(source)):
-        if (isinstance(node, ast.Call) and getattr(node.func, "id", "").startswith("glue")
-                and node.args and isinstance(node.args[0], ast.Constant)
-                and isinstance(node.args[0].value, str)):
-            names.add(node.args[0].value)
-    return names
+    return {name.value for name in glue_names_given(source)
+            if isinstance(name, ast.Constant) and isinstance(name.value, str)}
 
 
 def glued_families(source: str) -> set[str]:
@@ -47,13 +48,14 @@ def glued_families(source: str) -> set[str]:
     >>> glued_families('for m in ms: glue(f"b_{m}_low", m)') == {r"b_[\\w.-]+_low"}
     True
     """
-    families = set()
-    for node in ast.walk(ast.parse(source)):
-        if (isinstance(node, ast.Call) and getattr(node.func, "id", "").startswith("glue")
-                and node.args and isinstance(node.args[0], ast.JoinedStr)):
-            families.add("".join(re.escape(part.value) if isinstance(part, ast.Constant) else r"[\w.-]+"
-                                 for part in node.args[0].values))
-    return families
+    return {"".join(re.escape(part.value) if isinstance(part, ast.Constant) else r"[\w.-]+"
+                    for part in name.values)
+            for name in glue_names_given(source) if isinstance(name, ast.JoinedStr)}
+
+
+def python_cells(chapter: Path) -> list[str]:
+    """The chapter's code cells, less those that are shell or magic commands."""
+    return [source for source in cell_sources(chapter, "code") if not source.lstrip().startswith(("%", "!"))]
 
 
 def used_names(markdown: str) -> set[str]:
@@ -73,10 +75,8 @@ def test_glue_uses_are_read_in_every_form():
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=[path.stem for path in CHAPTERS])
 def test_every_value_glued_by_name_is_shown(chapter):
-    code = cell_sources(chapter, "code")
-    markdown = chapter_markdown(chapter)
-    glued = set().union(*(glued_names(source) for source in code if not source.lstrip().startswith(("%", "!"))))
-    unused = sorted(glued - used_names(markdown))
+    glued = set().union(*(glued_names(source) for source in python_cells(chapter)))
+    unused = sorted(glued - used_names(chapter_markdown(chapter)))
     assert not unused, f"{chapter.stem} glues values its page never shows: {unused}"
 
 
@@ -87,8 +87,7 @@ def test_a_family_is_recognised_by_its_members():
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=[path.stem for path in CHAPTERS])
 def test_every_family_of_glued_values_has_a_member_shown(chapter):
-    code = [source for source in cell_sources(chapter, "code") if not source.lstrip().startswith(("%", "!"))]
     used = used_names(chapter_markdown(chapter))
-    families = set().union(*(glued_families(source) for source in code))
+    families = set().union(*(glued_families(source) for source in python_cells(chapter)))
     unused = sorted(family for family in families if not any(re.fullmatch(family, name) for name in used))
     assert not unused, f"{chapter.stem} glues families of values its page never shows: {unused}"
