@@ -159,7 +159,7 @@ def test_every_page_renders_in_a_browser_opened_from_disk(visits):
             if not loaded:
                 failures.append(f"{name} at {width} px: image {source} did not load")
             if not has_alt:
-                failures.append(f"{name} at {width} px: image {source} has no alt text")
+                failures.append(f"{name} at {width} px: image {source} has no alt text of its own")
             if abs(shape - 1) > 0.02:  # a pixel of rounding on a small image, not a squashed one
                 failures.append(f"{name} at {width} px: image {source} is drawn {shape:.2f} times as wide "
                                 "for its height as it is")
@@ -314,10 +314,13 @@ def reader_pages(html: Path) -> list[Path]:
     return [html / "intro.html"] + sorted((html / "chapters").glob("*.html"))
 
 
-#: Each image: its source, whether it loaded, whether it is described, and its
-#: drawn shape (width over height) against its own (1 when not drawn).
+#: Each image: its source, whether it loaded, whether it is described (by alt
+#: text of its own, not its file's name, which Sphinx gives an image pasted
+#: bare), and its drawn shape (width over height) against its own (1 when not
+#: drawn).
 _IMAGES = ("() => Array.from(document.images).map(i => [i.getAttribute('src'), i.complete && i.naturalWidth > 0,"
-           " (i.getAttribute('alt') || '').trim().length > 0,"
+           " (i.getAttribute('alt') || '').trim().length > 0"
+           " && i.getAttribute('alt') !== i.getAttribute('src'),"
            " i.naturalHeight && i.clientHeight ? (i.clientWidth / i.clientHeight) / (i.naturalWidth / i.naturalHeight) : 1])")
 
 

@@ -14,8 +14,9 @@ reader spends time on is counted from what the page shows:
   (neither removed nor folded: no ``remove-cell``, ``remove-input``,
   ``hide-input`` or ``hide-cell`` tag), of code fences in the Markdown, and of
   the code a ``literalinclude`` puts on the page;
-- **figures**: each ``{glue:figure}``, ``{figure}`` and ``{image}``, and each
-  glued table (``{glue:md}``), whose words the prose count does not see;
+- **figures**: each ``{glue:figure}``, ``{pasted-figure}``, ``{figure}`` and
+  ``{image}``, and each glued table (``{glue:md}``), whose words the prose
+  count does not see;
 - **exercises**: each admonition whose title starts with "Exercise", the
   page's core exercises, which practise its central idea;
 - **further exercises**: each admonition whose title starts with "Going
@@ -104,7 +105,7 @@ CODE_DIRECTIVES = frozenset({"code", "code-block", "code-cell", "sourcecode", "l
                              "eval-rst", "glue", "glue:any", "glue:md", "glue:text", "glue:math", "bibliography",
                              "tableofcontents", "toctree", "include"})
 #: Directives drawn as a figure or a table.
-FIGURE_DIRECTIVES = frozenset({"glue:figure", "figure", "image", "glue:md"})
+FIGURE_DIRECTIVES = frozenset({"glue:figure", "pasted-figure", "figure", "image", "glue:md"})
 #: Directives whose argument is a title the reader reads.
 TITLED_DIRECTIVES = frozenset({"admonition", "topic", "sidebar", "dropdown", "exercise", "solution"})
 
