@@ -11,7 +11,7 @@ from chapter_text import chapter_markdown
 
 CHAPTER = Path(__file__).resolve().parents[1] / "chapters" / "misconceptions.ipynb"
 NOT_CLAIMS = {"Errata in published worked examples", "Summary", "Exercises"}
-ANSWER = re.compile(r"The\s+claim\s+is\s+\*\*(true|false|partly\s+true)\*\*")
+ANSWER = re.compile(r"The\s+claim\s+is\s+\*\*(true|false|partly\s+true|unsupported)\*\*")
 
 
 def sections() -> dict[str, str]:
@@ -48,6 +48,14 @@ def test_every_verdict_reasons_first_answers_once_and_links_to_where_it_is_shown
         assert len(ANSWER.findall(text)) == 1, f"{heading}: the verdict must name its answer once"
         assert ANSWER.search(text).start() > 100, f"{heading}: the answer comes before the reasons"
         assert re.search(r"\{ref\}`(?:[^`<]*<)?[a-z0-9-]+>?`", text), f"{heading}: the verdict links nowhere"
+
+
+def test_every_answer_given_is_defined_before_the_claims():
+    opening = chapter_markdown(CHAPTER).split("\n## ", 1)[0]
+    defined = {" ".join(found.lower().split())
+               for found in re.findall(r"\*\*([A-Za-z ]+)\*\*:", opening)}
+    answers = {" ".join(ANSWER.search(verdict(body)).group(1).split()) for body in claims().values()}
+    assert answers <= defined, f"answers the opening does not define: {answers - defined}"
 
 
 def test_true_and_false_claims_are_mixed():
