@@ -104,7 +104,7 @@ def attention_layer(h: np.ndarray, block: dict) -> np.ndarray:
 
 
 def feed_forward_layer(h: np.ndarray, block: dict) -> np.ndarray:
-    """A block's feed-forward layer, F(h): normalise, widen, ReLU, project back.
+    """A block's feed-forward layer F(h): normalise, widen, ReLU, project.
 
     >>> block = random_blocks(4, 1, heads=2)[0]
     >>> feed_forward_layer(np.ones((1, 3, 4)), block).shape

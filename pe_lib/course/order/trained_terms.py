@@ -28,7 +28,7 @@ from pe_lib._checks import require_int
 from pe_lib.course.lessons import attention_terms
 
 
-def head_terms(model: keras.Model, sequences, head: int) -> dict[str, np.ndarray]:
+def head_terms(model, sequences, head: int) -> dict[str, np.ndarray]:
     """The four terms and the total of one head's scores, one ``(steps, steps)`` table per sequence.
 
     Keras's attention biases are left out: they add terms that depend on one side only.
