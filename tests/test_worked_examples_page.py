@@ -1,5 +1,6 @@
-"""Worked examples promises, in its opening list, the checks its closing
-checklist gathers: both name the same sections, linked, in the same order."""
+"""Worked examples opens with its checklist: eight checks, each linked to the
+section of the page that runs it, in the order the page runs them, and the
+opening promises those eight."""
 
 import re
 from pathlib import Path
@@ -15,10 +16,24 @@ def linked_sections(text: str) -> list[str]:
     return [re.search(r"worked-examples-[a-z0-9-]+", item)[0] for item in items]
 
 
-def test_the_opening_promises_the_checklist_in_its_order():
+def section_labels(markdown: list[str]) -> list[str]:
+    """Every worked-examples label on the page, in page order."""
+    return [label for text in markdown
+            for label in re.findall(r"^\((worked-examples-[a-z0-9-]+)\)=", text, re.M)]
+
+
+def test_the_checklist_leads_and_names_the_page_sections_in_order():
     markdown = cell_sources(CHAPTER, "markdown")
-    opening = next(text for text in markdown if "In this chapter you will" in text)
-    closing = next(text for text in markdown if text.startswith("(worked-examples-checklist)="))
-    promised = linked_sections(opening.split("In this chapter you will", 1)[1])
-    assert promised == linked_sections(closing), (promised, linked_sections(closing))
-    assert len(promised) == 8
+    labels = section_labels(markdown)
+    checklist = next(text for text in markdown
+                     if text.startswith("(worked-examples-checklist)="))
+    checks = linked_sections(checklist)
+    assert len(checks) == 8 and len(set(checks)) == 8
+    # the checklist is the page's first section, before any check it names
+    assert labels[0] == "worked-examples-checklist"
+    places = [labels.index(check) for check in checks]  # each exists
+    assert places == sorted(places), checks
+    # the opening promises as many checks as the checklist holds
+    opening = markdown[0]
+    assert "worked-examples-checklist" in opening
+    assert re.search(r"\beight checks\b", opening, re.I)
