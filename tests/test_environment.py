@@ -84,13 +84,18 @@ def test_other_cpu_settings_change_the_arithmetic_numpy_and_openblas_use():
         "print(json.dumps({k: bool(f.get(k)) for k in ('X86_V3', 'X86_V4')}))"
     )
 
+    settings = tasks.other_cpu_environment()
+    # The processor's own groups: without the settings, even when this test itself runs
+    # under them (`tasks.py test --other-cpu` sets them for the whole session).
+    own_environment = {key: value for key, value in os.environ.items() if key not in settings}
+
     def groups(environment):
-        out = subprocess.run([sys.executable, "-c", probe], env={**os.environ, **environment},
+        out = subprocess.run([sys.executable, "-c", probe], env={**own_environment, **environment},
                              capture_output=True, text=True, check=True).stdout
         return json.loads(out)
 
     own = groups({})
-    other = groups(tasks.other_cpu_environment())
+    other = groups(settings)
     highest = "X86_V4" if own["X86_V4"] else "X86_V3"
     if not own[highest]:
         return  # a processor below AVX2: NumPy has no wider loops to leave out
