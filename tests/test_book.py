@@ -858,3 +858,29 @@ def test_each_fold_is_named_after_its_title(book, browser):
     assert len(names) > 10, names
     assert all(label.startswith(f"Show or hide: {title} (") for label, title in names), names[:5]
     assert len(set(labels)) == len(labels), sorted(labels)
+
+
+_FOCUSED_TOGGLE_OUTLINE = """() => {
+  const focused = document.activeElement;
+  if (!focused || !focused.matches('button.toggle-button')) return null;
+  const style = getComputedStyle(focused);
+  return [style.outlineStyle, parseFloat(style.outlineWidth)];
+}"""
+
+
+def test_a_fold_reached_by_tab_shows_where_the_focus_is(book, browser):
+    """sphinx-togglebutton draws its buttons without an outline; a keyboard reader tabbing
+    to a solution must see which one Enter will open (WCAG 2.4.7, ``_static/course.css``)."""
+    page, problems = open_page(browser, (book / "chapters" / "rope.html").as_uri())
+    page.wait_for_timeout(300)
+    outline = None
+    for _ in range(400):
+        page.keyboard.press("Tab")
+        outline = page.evaluate(_FOCUSED_TOGGLE_OUTLINE)
+        if outline is not None:
+            break
+    page.context.close()
+    assert not problems
+    assert outline is not None, "no fold reached by Tab"
+    style, width = outline
+    assert style != "none" and width >= 2, outline
