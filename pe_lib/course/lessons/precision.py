@@ -33,6 +33,9 @@ NUMBER_FORMATS = {
     "float32": (24, -125, float(np.finfo(np.float32).max)),
     "bfloat16": (8, -125, float.fromhex("0x1.fep127")),
     "float16": (11, -13, 65504.0),
+    # TF32: float32's exponents with 10 fraction bits, as some GPUs run a
+    # float32 matrix product
+    "tf32": (11, -125, float.fromhex("0x1.ffcp127")),
 }
 
 
@@ -173,12 +176,12 @@ def round_to_format(values, number_format: str) -> np.ndarray:
 
     A format with ``t`` significant bits holds every whole number up to
     :math:`2^t` and then only every second one: 256 is the last of
-    bfloat16's run, 2048 of float16's. Values past the largest finite number
+    bfloat16's run, 2048 of float16's and TF32's. Values past the largest finite number
     become infinite, as a cast does; small ones keep the format's subnormal steps.
 
     Args:
         values: numbers, any shape.
-        number_format: ``"float32"``, ``"bfloat16"`` or ``"float16"``.
+        number_format: ``"float32"``, ``"bfloat16"``, ``"float16"`` or ``"tf32"``.
 
     Returns:
         A float64 array of the rounded values.
@@ -188,6 +191,8 @@ def round_to_format(values, number_format: str) -> np.ndarray:
         [256.0, 256.0, 258.0]
         >>> round_to_format([2049, 70000], "float16").tolist()
         [2048.0, inf]
+        >>> round_to_format([2049, 70000], "tf32").tolist()
+        [2048.0, 70016.0]
     """
     number_format = require_choice("number_format", number_format, tuple(NUMBER_FORMATS))
     bits, lowest, largest = NUMBER_FORMATS[number_format]
@@ -209,8 +214,8 @@ def rounded_angles(positions, depth: int, number_format: str, *, base: float = 1
     Args:
         positions: whole-number positions, any shape.
         depth: width of the encoding or head; one angle per pair.
-        number_format: ``"float64"``, ``"float32"``, ``"bfloat16"`` or
-            ``"float16"``.
+        number_format: ``"float64"``, ``"float32"``, ``"bfloat16"``,
+            ``"float16"`` or ``"tf32"``.
         base: the constant :math:`N` of the rates.
 
     Returns:
@@ -249,7 +254,7 @@ def angle_errors(length: int, depth: int, number_format: str, *, base: float = 1
         length: number of positions (rows), ``>= 1``.
         depth: encoding size (columns), ``>= 2``; a sine and its cosine share
             one angle, so they get the same value.
-        number_format: ``"float32"``, ``"bfloat16"`` or ``"float16"``.
+        number_format: ``"float32"``, ``"bfloat16"``, ``"float16"`` or ``"tf32"``.
         base: the constant :math:`N` of the encoding.
         start: position of the first row.
 
