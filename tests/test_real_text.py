@@ -330,6 +330,40 @@ def test_stretch_by_one_changes_nothing(tiny_run):
     assert not np.allclose(stretched, plain, atol=1e-4)
 
 
+def test_yarn_without_its_factor_is_yarn_with_queries_and_keys_scaled_back(tiny_run):
+    """``rope_yarn_no_factor`` keeps YaRN's rates and drops only its factor.
+
+    The factor multiplies each rotated query and key by 0.1 ln s + 1 (the YaRN
+    paper's eq. 22, ``mscale`` in its authors' code). Rotation is linear, so
+    scaling the model's query and key projections by that number must turn the
+    model without the factor into YaRN as shipped, and change it otherwise.
+    """
+    model = tiny_run.models[("rope", 0)]
+    ids = data.encode(data.test_text()[:32])[None]
+    scale = 4.0
+    shipped = keras.ops.convert_to_numpy(with_rope_variant(model, "rope_yarn", scale, TINY)(ids))
+    alone = with_rope_variant(model, "rope_yarn_no_factor", scale, TINY)
+    assert not np.allclose(keras.ops.convert_to_numpy(alone(ids)), shipped, rtol=0, atol=1e-4)
+    factor = 0.1 * math.log(scale) + 1
+    attention = [layer for layer in alone._flatten_layers() if isinstance(layer, PositionalSelfAttention)]
+    assert len(attention) == TINY.layers
+    for layer in attention:
+        for dense in (layer.query, layer.key):
+            dense.kernel.assign(dense.kernel * factor)
+    np.testing.assert_allclose(keras.ops.convert_to_numpy(alone(ids)), shipped, rtol=0, atol=1e-4)
+
+
+def test_run_tests_the_variants_asked_for():
+    run = run_real_text(dataclasses.replace(TINY, methods=("rope",)), variants=("rope_yarn_no_factor",))
+    assert {(row["method"], row["length"]) for row in run.rows} == (
+        {("rope", n) for n in TINY.lengths} | {("rope_yarn_no_factor", n) for n in TINY.lengths[1:]})
+    assert ("rope_yarn_no_factor", 0) in run.position_curves
+    with pytest.raises(ValueError, match="variants.*'rope_cosine'"):
+        run_real_text(TINY, variants=("rope_cosine",))
+    with pytest.raises(ValueError, match="variant must be.*'alibi'"):
+        with_rope_variant(keras.Sequential(), "alibi", 2.0, TINY)
+
+
 def test_config_checks():
     with pytest.raises(ValueError, match="score_every"):
         dataclasses.replace(TINY, score_every=0)

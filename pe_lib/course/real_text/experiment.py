@@ -14,7 +14,7 @@ files:
   seed.
 
 Both start with ``#`` lines that record the command, the configuration, the
-seeds, the text scored and how many of its characters, the versions of Python and the libraries, the Keras backend and the
+seeds, the stretching recipes tested, the text scored and how many of its characters, the versions of Python and the libraries, the Keras backend and the
 device. :func:`read_results` reads them back.
 
 The backend is Keras's JAX on a GPU when JAX sees one, TensorFlow on the CPU
@@ -195,6 +195,9 @@ def parse_arguments(argv) -> argparse.Namespace:
     parser.add_argument("--seeds", type=int, nargs="+", help="seeds (default: the configuration's)")
     parser.add_argument("--methods", nargs="+", help="methods to train (default: the configuration's)")
     parser.add_argument("--steps", type=int, help="training steps per model (default: the configuration's)")
+    parser.add_argument("--variants", nargs="+",
+                        help="stretching recipes tested on the trained RoPE model (default: ROPE_VARIANTS; "
+                             "also the names of VARIANT_RECIPES, such as rope_yarn_no_factor)")
     parser.add_argument("--split", choices=("test", "development"), default="test",
                         help="the text scored (default: test; development to compare configurations)")
     parser.add_argument("--backend", choices=("tensorflow", "jax"),
@@ -220,7 +223,7 @@ def main(argv=None, *, command: str | None = None) -> Path:
 
     import keras
 
-    from pe_lib.course.real_text.training import CONFIGS, run_real_text
+    from pe_lib.course.real_text.training import CONFIGS, ROPE_VARIANTS, run_real_text
 
     if args.config not in CONFIGS:
         raise ValueError(f"config must be one of {', '.join(map(repr, CONFIGS))}; got {args.config!r}")
@@ -245,12 +248,14 @@ def main(argv=None, *, command: str | None = None) -> Path:
                             values=[("bits", loss() / 0.6931471805599453)])
 
     began = time.perf_counter()
-    run = run_real_text(config, split=args.split, on_step=on_step)
+    variants = tuple(args.variants or ROPE_VARIANTS)
+    run = run_real_text(config, split=args.split, on_step=on_step, variants=variants)
     seconds = time.perf_counter() - began
     metadata = {
         "command": command or "python -m pe_lib.course.real_text.experiment " + shlex.join(argv),
         "config": json.dumps(dataclasses.asdict(config)),
         "seeds": " ".join(map(str, seeds)),
+        "variants": " ".join(variants),
         "split": run.split,
         "scored": f"{run.scored} characters at every length, {run.left_out} left out",
         "versions": versions(),

@@ -26,7 +26,7 @@ LABELS = {
     "none": "no positions", "sinusoidal": "sinusoidal", "learned": "learned", "rope": "RoPE",
     "alibi": "ALiBi", "t5": "T5 bias", "rope_pi": "RoPE + PI", "rope_ntk": "RoPE + NTK",
     "rope_yarn": "RoPE + YaRN", "rope_yarn_paper": "RoPE + YaRN (paper)", "rope_dynamic": "RoPE + dynamic NTK", "rope_llama3": "RoPE + Llama 3",
-    "rope_nope": "hybrid",
+    "rope_nope": "hybrid", "rope_yarn_no_factor": "RoPE + YaRN, factor 1",
 }
 
 #: A line style per method, so that the figures read in greyscale too.

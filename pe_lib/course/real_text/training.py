@@ -18,8 +18,8 @@ per-layer scheme beside RoPE and no positions in a model of four blocks. Both go
    records the loss at each position of the longest windows;
 3. for ``"rope"``, tests the same weights at :math:`sL` with each
    context-extension variant of :data:`ROPE_VARIANTS` (``"rope_pi"``,
-   ``"rope_ntk"``, ``"rope_yarn"``) at scale :math:`s > 1`, without retraining (at
-   :math:`s = 1` every variant is plain RoPE).
+   ``"rope_ntk"``, ``"rope_yarn"``), or those asked for, at scale :math:`s > 1`,
+   without retraining (at :math:`s = 1` every variant is plain RoPE).
 
 A ``"learned"`` model has no position past :math:`L`; it is scored at
 :math:`L` only.
@@ -50,6 +50,11 @@ TRAINED_METHODS = ("none", "sinusoidal", "learned", "rope", "alibi", "t5")
 #: YaRN as its paper's equation reads, dynamic NTK and Llama 3's rule are compared
 #: in the RoPE chapter.
 ROPE_VARIANTS = ("rope_pi", "rope_ntk", "rope_yarn")
+
+#: Test-time recipes that are a registry variant with options of its own, by the name
+#: the results give them: YaRN with its attention factor set to 1, its slower pairs
+#: alone, which separates YaRN's two changes to RoPE.
+VARIANT_RECIPES = {"rope_yarn_no_factor": ("rope_yarn", {"attention_factor": 1.0})}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -292,14 +297,20 @@ def window_losses(model: keras.Model, ids, length: int, characters: int, *, ever
 def with_rope_variant(model: keras.Model, variant: str, scale: float, config: RealTextConfig) -> keras.Model:
     """The trained ``"rope"`` ``model``'s weights in a model of ``variant`` stretched by ``scale``.
 
-    Only the rotation's rates (and YaRN's attention factor) change; the
-    trained length :math:`L` is the variant's original length.
+    ``variant`` is a stretching method of the registry or a name of
+    :data:`VARIANT_RECIPES`. Only the rotation's rates (and YaRN's attention
+    factor) change; the trained length :math:`L` is the variant's original length.
     """
-    entry = get_method(variant)
-    if entry.acts_on != "queries and keys" or entry.name == "rope":
-        raise ValueError(f"variant must be one of {', '.join(map(repr, ROPE_VARIANTS))}; got {variant!r}")
+    method, recipe = VARIANT_RECIPES.get(variant, (variant, {}))
+    try:
+        entry = get_method(method)
+    except ValueError:
+        entry = None
+    if entry is None or entry.acts_on != "queries and keys" or entry.name == "rope":
+        raise ValueError(f"variant must be a RoPE stretching method such as "
+                         f"{', '.join(map(repr, ROPE_VARIANTS + tuple(VARIANT_RECIPES)))}; got {variant!r}")
     accepted = inspect.signature(RotaryEmbedding).parameters
-    options = {"scale": float(scale)}
+    options = {"scale": float(scale), **recipe}
     if "original_length" in accepted:
         options["original_length"] = config.train_length
     stretched = language_model(entry, method_options=options, **config.model_options())
@@ -350,7 +361,7 @@ class RealTextRun:
 
 
 def run_real_text(config: RealTextConfig, *, methods=None, seeds=None, split: str = "test",
-                  keep_models: bool = False,
+                  keep_models: bool = False, variants: tuple[str, ...] = ROPE_VARIANTS,
                   on_step: Callable[[str, int, int, Callable[[], float]], None] | None = None) -> RealTextRun:
     """Train every method of ``config`` for every seed and score it at every length.
 
@@ -367,6 +378,8 @@ def run_real_text(config: RealTextConfig, *, methods=None, seeds=None, split: st
         split: the text scored: ``"test"``, or ``"development"`` to compare
             configurations without looking at the test text.
         keep_models: keep the trained models in :attr:`RealTextRun.models`.
+        variants: the stretching recipes the trained ``"rope"`` model is
+            tested with past :math:`L` (:func:`with_rope_variant`).
         on_step: called after every training step with the method, the seed,
             the steps done and a function returning the step's loss in nats.
 
@@ -380,6 +393,11 @@ def run_real_text(config: RealTextConfig, *, methods=None, seeds=None, split: st
     entries = dict(zip(methods, resolved))
     if split not in ("test", "development"):
         raise ValueError(f"split must be 'test' or 'development', got {split!r}")
+    variants = tuple(variants)
+    for variant in variants:
+        if variant not in ROPE_VARIANTS and variant not in VARIANT_RECIPES:
+            raise ValueError(f"variants must be taken from {ROPE_VARIANTS + tuple(VARIANT_RECIPES)}, "
+                             f"got {variant!r}")
     make_deterministic()
     training_ids = real_text_data.encode(real_text_data.training_text())
     scored_ids = real_text_data.encode(real_text_data.split_text(split))
@@ -404,7 +422,7 @@ def run_real_text(config: RealTextConfig, *, methods=None, seeds=None, split: st
             tested = [(method, scale, model) for scale in config.scales]
             if method == "rope":
                 tested += [(variant, scale, with_rope_variant(model, variant, scale, config))
-                           for variant in ROPE_VARIANTS for scale in config.scales if scale > 1]
+                           for variant in variants for scale in config.scales if scale > 1]
             for name, scale, tested_model in tested:
                 length = scale * config.train_length
                 bits = None
