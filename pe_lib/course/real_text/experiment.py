@@ -196,8 +196,9 @@ def parse_arguments(argv) -> argparse.Namespace:
     parser.add_argument("--methods", nargs="+", help="methods to train (default: the configuration's)")
     parser.add_argument("--steps", type=int, help="training steps per model (default: the configuration's)")
     parser.add_argument("--variants", nargs="+",
-                        help="stretching recipes tested on the trained RoPE model (default: ROPE_VARIANTS; "
-                             "also the names of VARIANT_RECIPES, such as rope_yarn_no_factor)")
+                        help="stretching recipes tested on the trained RoPE model: RoPE variants of the "
+                             "registry or names of VARIANT_RECIPES, such as rope_yarn_no_factor "
+                             "(default: ROPE_VARIANTS)")
     parser.add_argument("--split", choices=("test", "development"), default="test",
                         help="the text scored (default: test; development to compare configurations)")
     parser.add_argument("--backend", choices=("tensorflow", "jax"),

@@ -294,6 +294,24 @@ def window_losses(model: keras.Model, ids, length: int, characters: int, *, ever
     return np.concatenate(losses)
 
 
+def stretching_recipe(variant: str, name: str = "variant") -> tuple[PositionMethod, dict]:
+    """The registry method and extra options of a stretching recipe: a RoPE
+    variant of the registry, or a name of :data:`VARIANT_RECIPES`.
+
+    ``name`` is the argument an error names.
+
+    >>> entry, options = stretching_recipe("rope_yarn_no_factor")
+    >>> entry.name, options
+    ('rope_yarn', {'attention_factor': 1.0})
+    """
+    method, recipe = VARIANT_RECIPES.get(variant, (variant, {}))
+    entry = get_method(method) if method in method_names() else None
+    if entry is None or entry.acts_on != "queries and keys" or entry.name == "rope":
+        raise ValueError(f"{name} must be a RoPE stretching method such as "
+                         f"{', '.join(map(repr, ROPE_VARIANTS + tuple(VARIANT_RECIPES)))}; got {variant!r}")
+    return entry, recipe
+
+
 def with_rope_variant(model: keras.Model, variant: str, scale: float, config: RealTextConfig) -> keras.Model:
     """The trained ``"rope"`` ``model``'s weights in a model of ``variant`` stretched by ``scale``.
 
@@ -301,14 +319,7 @@ def with_rope_variant(model: keras.Model, variant: str, scale: float, config: Re
     :data:`VARIANT_RECIPES`. Only the rotation's rates (and YaRN's attention
     factor) change; the trained length :math:`L` is the variant's original length.
     """
-    method, recipe = VARIANT_RECIPES.get(variant, (variant, {}))
-    try:
-        entry = get_method(method)
-    except ValueError:
-        entry = None
-    if entry is None or entry.acts_on != "queries and keys" or entry.name == "rope":
-        raise ValueError(f"variant must be a RoPE stretching method such as "
-                         f"{', '.join(map(repr, ROPE_VARIANTS + tuple(VARIANT_RECIPES)))}; got {variant!r}")
+    entry, recipe = stretching_recipe(variant)
     accepted = inspect.signature(RotaryEmbedding).parameters
     options = {"scale": float(scale), **recipe}
     if "original_length" in accepted:
@@ -394,10 +405,8 @@ def run_real_text(config: RealTextConfig, *, methods=None, seeds=None, split: st
     if split not in ("test", "development"):
         raise ValueError(f"split must be 'test' or 'development', got {split!r}")
     variants = tuple(variants)
-    for variant in variants:
-        if variant not in ROPE_VARIANTS and variant not in VARIANT_RECIPES:
-            raise ValueError(f"variants must be taken from {ROPE_VARIANTS + tuple(VARIANT_RECIPES)}, "
-                             f"got {variant!r}")
+    for variant in variants:  # before any training: a bad name fails at once
+        stretching_recipe(variant, name="variants")
     make_deterministic()
     training_ids = real_text_data.encode(real_text_data.training_text())
     scored_ids = real_text_data.encode(real_text_data.split_text(split))
