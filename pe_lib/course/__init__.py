@@ -8,6 +8,8 @@ assignments, and the package root never imports them.
   checks, tables of values, mistakes made executable).
 - :mod:`pe_lib.course.display`: the figure style, explorable figures, tables
   and the formatting of numbers in the prose.
+- :mod:`pe_lib.course.reference_data`: the recorded reference data the
+  chapters check against.
 - :mod:`pe_lib.course.model_inputs`: where a method's positions enter the
   experiments' models.
 - The experiments, one sub-package each: :mod:`pe_lib.course.order` (which
