@@ -7,8 +7,8 @@ model uses: RoPE rates, ALiBi slopes or T5 buckets. Nothing is downloaded:
 :func:`load_models` reads the configurations committed with the course's
 tests (``tests/data/model_configs``, whose README says what each rests on).
 
->>> from pathlib import Path
->>> models = load_models(Path(__file__).parents[3] / "tests" / "data" / "model_configs")
+>>> from pe_lib.course.reference_data import reference_data
+>>> models = load_models(reference_data("model_configs"))
 >>> [which for which, _ in models["Gemma 3 27B"].layers]
 ['52 of 62: local', '10 of 62: global']
 >>> len(models) >= 12
