@@ -860,6 +860,23 @@ def test_each_fold_is_named_after_its_title(book, browser):
     assert len(set(labels)) == len(labels), sorted(labels)
 
 
+_COPY_NAMES = """() => Array.from(document.querySelectorAll('button.copybtn')).map(
+  b => b.getAttribute('aria-label'))"""
+
+
+def test_each_copy_button_is_named_after_its_code(book, browser):
+    """A copy button's "Copy" is a tooltip a screen reader does not read; each
+    gets a name of its own, with its section (``_static/copy_labels.js``)."""
+    page, problems = open_page(browser, (book / "chapters" / "rope_in_code.html").as_uri())
+    page.wait_for_timeout(300)
+    labels = page.evaluate(_COPY_NAMES)
+    page.context.close()
+    assert not problems
+    assert len(labels) > 5, labels
+    assert all(label and label.startswith("Copy code block ") and "(" in label for label in labels), labels[:5]
+    assert len(set(labels)) == len(labels), labels
+
+
 _FOCUSED_TOGGLE_OUTLINE = """() => {
   const focused = document.activeElement;
   if (!focused || !focused.matches('button.toggle-button')) return null;

@@ -11,8 +11,8 @@ CHAPTER = Path(__file__).resolve().parents[1] / "chapters" / "worked_examples.ip
 
 
 def linked_sections(text: str) -> list[str]:
-    """The section each numbered item of a list links to, in order."""
-    items = re.split(r"^\d+\. ", text, flags=re.M)[1:]
+    """The section each numbered row of a table links to, in order."""
+    items = re.split(r"^\| *\d+ *\|", text, flags=re.M)[1:]
     return [re.search(r"worked-examples-[a-z0-9-]+", item)[0] for item in items]
 
 
