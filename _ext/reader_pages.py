@@ -22,10 +22,9 @@ Once the build is done, each page is rewritten in three small ways:
 And every page gets ``_static/scrollable_formulas.js``: formulas are not Tab
 stops (``_config.yml``), except a display formula wider than its column, which
 scrolls and must then be reachable by keyboard (WCAG 2.1.1); and
-``_static/toggle_labels.js``: each folded block's button is named after its
-title, not "Toggle hidden content" like every other (WCAG 2.4.6); and
-``_static/copy_labels.js``: each copy button gets a name, which the copy
-button's tooltip does not give it (WCAG 4.1.2).
+``_static/button_labels.js``: each folded block's button is named after its
+title, not "Toggle hidden content" like every other (WCAG 2.4.6), and each
+copy button gets a name, which its tooltip does not give it (WCAG 4.1.2).
 """
 
 from __future__ import annotations
@@ -69,7 +68,6 @@ def _rewrite_pages(app, exception) -> None:
 
 def setup(app):
     app.add_js_file("scrollable_formulas.js", defer="defer")
-    app.add_js_file("toggle_labels.js", defer="defer")
-    app.add_js_file("copy_labels.js", defer="defer")
+    app.add_js_file("button_labels.js", defer="defer")
     app.connect("build-finished", _rewrite_pages)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -848,7 +848,7 @@ _TOGGLE_NAMES = """() => Array.from(document.querySelectorAll('button.toggle-but
 
 def test_each_fold_is_named_after_its_title(book, browser):
     """A screen reader lists a page's buttons by name: sixteen called "Toggle hidden content"
-    cannot be told apart, nor sixteen called "The verdict" (``_static/toggle_labels.js``)."""
+    cannot be told apart, nor sixteen called "The verdict" (``_static/button_labels.js``)."""
     page, problems = open_page(browser, (book / "chapters" / "misconceptions.html").as_uri())
     page.wait_for_timeout(300)
     names = page.evaluate(_TOGGLE_NAMES)
@@ -866,7 +866,7 @@ _COPY_NAMES = """() => Array.from(document.querySelectorAll('button.copybtn')).m
 
 def test_each_copy_button_is_named_after_its_code(book, browser):
     """A copy button's "Copy" is a tooltip a screen reader does not read; each
-    gets a name of its own, with its section (``_static/copy_labels.js``)."""
+    gets a name of its own, with its section (``_static/button_labels.js``)."""
     page, problems = open_page(browser, (book / "chapters" / "rope_in_code.html").as_uri())
     page.wait_for_timeout(300)
     labels = page.evaluate(_COPY_NAMES)

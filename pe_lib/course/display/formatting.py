@@ -116,6 +116,17 @@ def format_number(value, kind: str) -> str:
     return text + "×" if kind == "ratio" else text
 
 
+def rounded_up(value, decimals: int = 2) -> float:
+    """``value`` rounded up to ``decimals`` places: a bound the prose states as "at
+    most" that still holds once printed, where rounding to nearest could break it.
+
+    >>> rounded_up(0.0341), rounded_up(0.171)
+    (0.04, 0.18)
+    """
+    scale = 10**decimals
+    return math.ceil(value * scale) / scale
+
+
 class GluedText(str):
     """Text glued for the prose: the page quotes it, so a cell ending with it shows nothing.
 
