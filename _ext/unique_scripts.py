@@ -5,6 +5,10 @@ Sphinx 7 adds every inline script registered after the builder started twice
 is declared twice on each page and the browser reports a SyntaxError.
 Keeping the first of any identical scripts removes the error without touching
 what the scripts do.
+
+Jupyter Book also adds every ``_static/*.js`` file itself, so a script that an
+extension registers with ``defer`` arrives a second time without it. Only the
+registered copy stays: a file runs once a page.
 """
 
 from __future__ import annotations
@@ -20,8 +24,13 @@ def _key(script) -> tuple:
 def _drop_repeats(app, pagename, templatename, context, doctree) -> None:
     scripts = context.get("script_files")
     if scripts:
+        deferred = {getattr(s, "filename", None) for s in scripts
+                    if getattr(s, "filename", None) and getattr(s, "attributes", {}).get("defer")}
         seen, unique = set(), []
         for script in scripts:
+            filename = getattr(script, "filename", None)
+            if filename in deferred and not getattr(script, "attributes", {}).get("defer"):
+                continue  # Jupyter Book's own copy of a file an extension registered
             if _key(script) not in seen:
                 seen.add(_key(script))
                 unique.append(script)

@@ -72,6 +72,13 @@ def test_mathjax_is_served_from_the_build(book):
     assert (book / "_static" / "mathjax").is_dir()
 
 
+def test_each_script_loads_once_a_page(book):
+    for page in pages(book):
+        sources = re.findall(r'<script[^>]*\ssrc="([^"?]+)', page.read_text(encoding="utf-8"))
+        repeated = sorted({source for source in sources if sources.count(source) > 1})
+        assert not repeated, f"{page.name} loads {repeated} more than once"
+
+
 def test_every_internal_link_and_anchor_resolves(book):
     broken = []
     parsed = {page: parse(page) for page in pages(book)}

@@ -32,10 +32,11 @@ LABELS = {
 #: A line style per method, so that the figures read in greyscale too.
 _STYLES = {"none": ":", "sinusoidal": "-", "learned": "-", "rope": "--", "alibi": "-", "t5": "-."}
 
-#: One colour per method in every figure. The trained methods take theirs from
+#: One colour per method in every figure. The trained methods take black (no
+#: positions) or a colour from
 #: Matplotlib's colour-blind-safe ``tableau-colorblind10`` palette, and the
 #: stretching recipes the colours Longer contexts gives them.
-COLORS = {"none": "#006BA4", "sinusoidal": "#FF800E", "learned": "#898989", "rope": "#595959",
+COLORS = {"none": "#000000", "sinusoidal": "#FF800E", "learned": "#898989", "rope": "#595959",
           "alibi": "#5F9ED1", "t5": "#C85200",
           **{m: RECIPE_COLOURS[m] for m in ("rope_pi", "rope_ntk", "rope_yarn", "rope_yarn_paper")}}
 
