@@ -18,7 +18,7 @@ import statistics
 
 import numpy as np
 
-from pe_lib.course.display.style import RECIPE_COLOURS
+from pe_lib.course.display.style import PALETTE, RECIPE_COLOURS
 from pe_lib.course.display.tables import markdown_table
 
 #: How the chapter names each method.
@@ -33,11 +33,12 @@ LABELS = {
 _STYLES = {"none": ":", "sinusoidal": "-", "learned": "-", "rope": "--", "alibi": "-", "t5": "-."}
 
 #: One colour per method in every figure. The trained methods take black (no
-#: positions) or a colour from
-#: Matplotlib's colour-blind-safe ``tableau-colorblind10`` palette, and the
-#: stretching recipes the colours Longer contexts gives them.
+#: positions), a colour of Matplotlib's colour-blind-safe ``tableau-colorblind10``
+#: palette, or (T5, away from the sinusoidal model's orange) the course's teal,
+#: which no recipe uses; the stretching recipes take the colours Longer contexts
+#: gives them.
 COLORS = {"none": "#000000", "sinusoidal": "#FF800E", "learned": "#898989", "rope": "#595959",
-          "alibi": "#5F9ED1", "t5": "#C85200",
+          "alibi": "#5F9ED1", "t5": PALETTE[7],
           **{m: RECIPE_COLOURS[m] for m in ("rope_pi", "rope_ntk", "rope_yarn", "rope_yarn_paper")}}
 
 
