@@ -149,6 +149,8 @@ def intro_tables() -> None:
     for part, names in path.items():
         head, total_name = heads[part]
         running = [0, 0, 0]
+        if part == rt.DEEP_DIVES_PART:  # folded, so the phone reader reaches the path sooner
+            print("::::{dropdown} Each deep dive's time")
         print(f"| {head} | Read | With exercises |\n|:--|--:|--:|")
         for name in names:
             file = rt.page_file(ROOT, name)
@@ -157,7 +159,8 @@ def intro_tables() -> None:
                                                     counts.minutes_with_all_exercises())]
             running = [a + b for a, b in zip(running, times)]
             print(row(f"{{ref}}`{chapter_label(file)}`", times[:2]))
-        print(row(f"**{total_name}**", running[:2], bold="**") + "\n")
+        print(row(f"**{total_name}**", running[:2], bold="**"))
+        print("::::\n" if part == rt.DEEP_DIVES_PART else "")
         whole = [a + b for a, b in zip(whole, running)]
     print(f"The whole path: about {rt.format_minutes(whole[0])} to read, "
           f"{rt.format_minutes(whole[1])} with every exercise titled *Exercise*, "
