@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -97,7 +98,9 @@ class ModelPositions:
         input_method: ``"learned"`` for a table added to the tokens, else ``None``.
         softmax_factor: what multiplies the softmax scale :math:`1/\\sqrt{d}`
             besides the positions (DeepSeek-V3's YaRN ``mscale_all_dim``: the
-            square of :math:`0.1 \\ln s + 1`); 1 elsewhere.
+            square of :math:`0.1 \\ln s + 1`; Gemma 2's and 3's
+            ``query_pre_attn_scalar`` :math:`a`, whose scale is
+            :math:`1/\\sqrt{a}`: :math:`\\sqrt{d/a}`); 1 elsewhere.
     """
 
     model_type: str
@@ -271,8 +274,22 @@ def _rope_options(parameters: Mapping, config: Mapping, model_type: str) -> tupl
     return method, options
 
 
-def _softmax_factor(model_type: str, parameters: Mapping) -> float:
-    """DeepSeek-V3's YaRN temperature on the softmax scale, as ``DeepseekV3Attention`` sets it."""
+#: Models whose attention scales by ``query_pre_attn_scalar ** -0.5`` instead of
+#: ``head_dim ** -0.5`` (``Gemma2Attention``, ``Gemma3Attention``), and the
+#: configuration classes' default for that key.
+QUERY_SCALAR_MODELS = ("gemma2", "gemma3", "gemma3_text")
+QUERY_SCALAR_DEFAULT = 256
+
+
+def _softmax_factor(model_type: str, parameters: Mapping, config: Mapping, head_dim: int) -> float:
+    """What multiplies ``1/sqrt(head_dim)``: DeepSeek-V3's YaRN temperature, as
+    ``DeepseekV3Attention`` sets it, or Gemma's ``query_pre_attn_scalar``."""
+    if model_type in QUERY_SCALAR_MODELS:
+        scalar = config.get("query_pre_attn_scalar", QUERY_SCALAR_DEFAULT)
+        if isinstance(scalar, bool) or not isinstance(scalar, (int, float)) or not scalar > 0:
+            raise ValueError(f"query_pre_attn_scalar must be a positive number, got {scalar!r} "
+                             f"(model_type={model_type!r})")
+        return math.sqrt(head_dim / scalar)
     if model_type != "deepseek_v3" or parameters.get("rope_type", parameters.get("type", "default")) == "default":
         return 1.0
     mscale_all_dim = parameters.get("mscale_all_dim") or 0
@@ -346,4 +363,4 @@ def read_config(config) -> ModelPositions:
                                      chunk_size=chunk, qk_norm=qk_norm))
     first = next(iter(by_kind.values()))  # the one set, or the first layer type's
     return ModelPositions(model_type, tuple(layers), heads, head_dim, rope_head_dim, max_length,
-                          softmax_factor=_softmax_factor(model_type, first))
+                          softmax_factor=_softmax_factor(model_type, first, config, head_dim))

@@ -416,9 +416,32 @@ def test_chunks_and_norms_belong_to_rope_layers():
 # --- what a contributor could break without a test noticing (found by mutation testing) ------
 
 
-def test_only_deepseeks_yarn_scales_the_softmax():
+def test_gemmas_query_pre_attn_scalar_sets_the_softmax_scale_as_its_attention_does():
+    # Gemma2Attention and Gemma3Attention: self.scaling = config.query_pre_attn_scalar**-0.5
+    for name, scalar in (("gemma3_27b", 168), ("gemma3_1b", 256), ("gemma2_9b", 256)):
+        config = load(name)
+        assert config.get("text_config", config)["query_pre_attn_scalar"] == scalar
+        positions = model(name)
+        assert math.isclose(positions.softmax_factor / math.sqrt(positions.head_dim), scalar**-0.5, rel_tol=1e-15)
+    assert math.isclose(model("gemma3_27b").softmax_factor, math.sqrt(128 / 168), rel_tol=1e-15)
+    assert model("gemma3_1b").softmax_factor == model("gemma2_9b").softmax_factor == 1.0  # 256 = head_dim
+    # absent, the configuration classes' default, 256 (Gemma3TextConfig, Gemma2Config)
+    assert "query_pre_attn_scalar" not in load("gemma3_transformers5")
+    assert math.isclose(model("gemma3_transformers5").softmax_factor, math.sqrt(128 / 256), rel_tol=1e-15)
+    for bad in (0, -168, "168", True, None):
+        config = load("gemma3_27b")
+        config["text_config"]["query_pre_attn_scalar"] = bad
+        with pytest.raises(ValueError, match=rf"^query_pre_attn_scalar must be a positive number, got {re.escape(repr(bad))} "
+                                             r"\(model_type='gemma3_text'\)$"):
+            read_config(config)
+    config = load("llama3_1_8b")  # another model's key is not read
+    config["query_pre_attn_scalar"] = 168
+    assert read_config(config).softmax_factor == 1.0
+
+
+def test_only_deepseeks_yarn_and_gemmas_scalar_scale_the_softmax():
     for name in FAMILIES:
-        if name != "deepseek_v3":
+        if name != "deepseek_v3" and not name.startswith("gemma"):
             assert model(name).softmax_factor == 1.0, name
     config = load("deepseek_v3")
     del config["rope_scaling"]["mscale_all_dim"]  # DeepseekV3Attention: mscale_all_dim absent is 0
