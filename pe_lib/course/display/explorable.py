@@ -710,7 +710,7 @@ def rotary_query_key(query=(1.0, 0.0), key=(0.7, 0.0), *, rate: float = 0.2, shi
     def score_text(j: int) -> str:
         return _minus(f"angle {angles[j]}°, score = {scores[j]:.3f}")
 
-    sliders = (Slider("query position", "m", tuple(shifts), active_shift),
+    sliders = (Slider("both positions, query at", "m", tuple(shifts), active_shift),
                Slider("offset", "n − m", tuple(offsets), active_offset))
     parts = (
         Part("summary", "text", (0, 1), [[_minus(f"Query at m = {m}, key at n = {m + k}: score {scores[j]:.3f}.")
