@@ -185,3 +185,22 @@ def test_the_compiled_optimizer_decays_only_when_asked():
     schedule = decaying.optimizer.get_config()["learning_rate"]
     assert schedule["class_name"] == "CosineDecay"
     assert (schedule["config"]["initial_learning_rate"], schedule["config"]["decay_steps"]) == (0.01, 10)
+
+
+def test_the_mixing_experiment_trains_and_tests_on_the_task_it_is_given():
+    from pe_lib.course.order.mixing import run_mixing_experiment
+    from pe_lib.course.order.tasks import adjacent_markers_task
+
+    drawn = []
+
+    def recorded(pairs, length, *, seed):
+        drawn.append((pairs, length))
+        return adjacent_markers_task(pairs, length, seed=seed)
+
+    runs = run_mixing_experiment({"add": {"mixing": "add", "token_depth": 8}}, length=6, pairs=8,
+                                 test_pairs=5, epochs=1, task=recorded)
+    assert drawn == [(8, 6), (5, 6)]
+    # five mirror pairs: accuracy in tenths
+    assert runs["add"].test_accuracy * 10 == pytest.approx(round(runs["add"].test_accuracy * 10))
+    with pytest.raises(ValueError, match="task must be a function.*'adjacent'"):
+        run_mixing_experiment({"add": {"mixing": "add", "token_depth": 8}}, pairs=2, task="adjacent")

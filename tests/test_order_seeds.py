@@ -84,10 +84,14 @@ def test_committed_files_hold_every_seed_and_model():
         (seed, name) for seed in range(5) for name in ("add", "concatenate_half"))
     heads = read_rows(DATA / "attention_heads_seeds.csv")
     assert sorted((row["seed"], row["head"]) for row in heads) == [(s, h) for s in range(5) for h in range(2)]
-    for name in ("order_seeds.csv", "mixing_seeds.csv", "attention_heads_seeds.csv"):
+    adjacent = read_rows(DATA / "attention_adjacent_seeds.csv")
+    assert sorted((row["seed"], row["head"]) for row in adjacent) == [(s, h) for s in range(5) for h in range(2)]
+    assert all(0 <= row["accuracy"] <= 1 and 0 < row["rotation_share"] < 100 for row in adjacent)
+    only = {"order_seeds.csv": "order", "mixing_seeds.csv": "mixing", "attention_heads_seeds.csv": "mixing",
+            "attention_adjacent_seeds.csv": "adjacent"}
+    for name, part in only.items():
         first = (DATA / name).read_text().splitlines()[0]
-        assert first == "# command: python3 tasks.py experiment order-seeds" + (
-            " --only order" if name == "order_seeds.csv" else " --only mixing")
+        assert first == f"# command: python3 tasks.py experiment order-seeds --only {part}"
 
 
 def test_the_recorded_similarity_of_the_sinusoidal_table_is_its_mean_cosine_by_offset():

@@ -9,6 +9,7 @@ from pe_lib.course.order.tasks import (
     FILLER_START,
     FIRST_MARKER,
     SECOND_MARKER,
+    adjacent_markers_task,
     marker_order_task,
     marker_positions,
     swap_markers,
@@ -105,3 +106,39 @@ def test_marker_positions_rejects_rows_without_exactly_one_marker():
         marker_positions(np.array([[1, 2, 1]]))
     with pytest.raises(ValueError, match=r"tokens must be 2-D \(sequences, steps\), got shape \(3,\)"):
         marker_positions(np.array([1, 2, 5]))
+
+
+@given(pair_counts, st.integers(min_value=4, max_value=40), seeds)
+def test_adjacent_markers_are_neighbours_exactly_in_the_rows_labelled_1(pairs, length, seed):
+    tokens, labels = adjacent_markers_task(pairs, length, seed=seed)
+    assert tokens.shape == (2 * pairs, length) and tokens.dtype == labels.dtype == np.int32
+    first, second = marker_positions(tokens)  # each marker exactly once
+    np.testing.assert_array_equal(labels, (np.abs(first - second) == 1).astype(np.int32))
+    np.testing.assert_array_equal(labels, np.tile([1, 0], pairs))
+    # Mirror pairs hold the same tokens: a model blind to positions scores one half.
+    np.testing.assert_array_equal(np.sort(tokens[0::2], axis=1), np.sort(tokens[1::2], axis=1))
+
+
+def test_adjacent_markers_sit_anywhere_in_either_order():
+    tokens, labels = adjacent_markers_task(3000, 12, seed=1)
+    first, second = marker_positions(tokens[labels == 1])
+    starts = np.minimum(first, second)
+    np.testing.assert_allclose(np.bincount(starts, minlength=11) / len(starts), 1 / 11, atol=0.02)
+    assert abs(np.mean(first < second) - 0.5) < 0.03
+    apart = marker_positions(tokens[labels == 0])
+    assert np.abs(apart[0] - apart[1]).max() == 11  # as far apart as the length allows
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "words"),
+    [
+        ({"pairs": -1}, ValueError, ["pairs", "-1"]),
+        ({"length": 3}, ValueError, ["length", "3"]),
+        ({"vocabulary_size": 3}, ValueError, ["vocabulary_size", "3"]),
+        ({"seed": 1.5}, TypeError, ["seed", "1.5"]),
+    ],
+)
+def test_adjacent_markers_task_rejects(kwargs, error, words):
+    with pytest.raises(error) as raised:
+        adjacent_markers_task(**{"pairs": 4, "length": 8, **kwargs})
+    assert all(word in str(raised.value) for word in words)

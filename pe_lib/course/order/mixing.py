@@ -167,6 +167,7 @@ def run_mixing_experiment(
     batch_size: int = 64,
     learning_rate: float = 3e-3,
     seed: int = 0,
+    task=marker_order_task,
 ) -> dict[str, MixingRun]:
     """Train one :func:`mixing_classifier` per variant on the same batches, and test each.
 
@@ -185,6 +186,10 @@ def run_mixing_experiment(
         batch_size: sequences per step.
         learning_rate: Adam's initial learning rate.
         seed: one seed for the weights, the data and the shuffling.
+        task: the task's sequences, ``task(pairs, length, seed=...)``
+            giving ``(tokens, labels)`` in mirror pairs, as
+            :func:`~pe_lib.course.order.tasks.marker_order_task` (the
+            default) and :func:`~pe_lib.course.order.tasks.adjacent_markers_task` do.
 
     Example:
         >>> runs = run_mixing_experiment({"add": {"mixing": "add", "token_depth": 8}},
@@ -199,14 +204,16 @@ def run_mixing_experiment(
     epochs = require_int("epochs", epochs, minimum=1)
     batch_size = require_int("batch_size", batch_size, minimum=1)
     seed = require_int("seed", seed, minimum=0)
+    if not callable(task):
+        raise ValueError(f"task must be a function of (pairs, length, seed=...), got {task!r}")
     train_seed, test_seed = (int(child.generate_state(1)[0]) for child in np.random.SeedSequence(seed).spawn(2))
 
     models = {name: mixing_classifier(**options, max_length=length, seed=seed) for name, options in variants.items()}
-    train_tokens, train_labels = marker_order_task(pairs, length, seed=train_seed)
+    train_tokens, train_labels = task(pairs, length, seed=train_seed)
     train_side_by_side(models, train_tokens, train_labels, epochs=epochs,
                        batch_size=batch_size, learning_rate=learning_rate, seed=seed)
 
-    test_tokens, test_labels = marker_order_task(test_pairs, length, seed=test_seed)
+    test_tokens, test_labels = task(test_pairs, length, seed=test_seed)
     runs = {}
     for name, model in models.items():
         logits = keras.ops.convert_to_numpy(model(test_tokens, training=False))[:, 0]

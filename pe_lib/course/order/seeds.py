@@ -1,7 +1,7 @@
 r"""``python3 tasks.py experiment order-seeds``: the order experiments once per seed, written to CSV.
 
-Two chapters train small classifiers on the marker-order task with one seed
-and say what held for others. This program reruns both experiments with the
+Two chapters train small classifiers on marker tasks with one seed and say
+what held for others. This program reruns their experiments with the
 chapters' settings for each seed and writes what those sentences are about:
 
 - ``order_seeds.csv`` (Learned or fixed): one row per seed and position
@@ -13,7 +13,11 @@ chapters' settings for each seed and writes what those sentences are about:
   end, its accuracy (:func:`mixing_rows`);
 - ``attention_heads_seeds.csv`` (What attention sees): one row per seed and
   head of the model with the code added, the measures of
-  :func:`pe_lib.course.order.trained_terms.head_measures`.
+  :func:`pe_lib.course.order.trained_terms.head_measures`;
+- ``attention_adjacent_seeds.csv`` (What attention sees): the same model
+  trained on whether the markers are neighbours, one row per seed and head:
+  its accuracy, the share of each head's :math:`W_Q W_K^\top` in scaled
+  rotations, and the position-position term's measures (:func:`adjacent_rows`).
 
 Each file starts with ``#`` lines naming the command that made it;
 :func:`read_rows` reads it back. Options: ``--seeds 0 1 2 3 4`` (the
@@ -49,6 +53,9 @@ MIXING_VARIANTS = {
 MIXING_TRAINING = dict(length=12, pairs=1024, epochs=6)
 #: The sequences whose scores the chapter splits into terms.
 HEAD_SEQUENCES = dict(pairs=50, seed=5)
+#: The settings of What attention sees' run on the neighbours task, with the
+#: code added and trained longer (the task is harder).
+ADJACENT_TRAINING = dict(length=12, pairs=1024, epochs=40)
 
 DEFAULT_FOLDER = Path(__file__).resolve().parents[3] / "chapters" / "data"
 
@@ -106,6 +113,34 @@ def mixing_rows(seed: int) -> tuple[list[dict], list[dict]]:
     return accuracy, measures
 
 
+def adjacent_rows(seed: int) -> list[dict]:
+    """What attention sees' neighbours run with ``seed``: one row per head of the model with the code added."""
+    import keras
+    import numpy as np
+
+    from pe_lib.course.lessons import attention_terms
+    from pe_lib.course.order.mixing import run_mixing_experiment
+    from pe_lib.course.order.tasks import adjacent_markers_task
+    from pe_lib.course.order.trained_terms import head_measures, head_terms
+
+    run = run_mixing_experiment({"add": MIXING_VARIANTS["add"]}, **ADJACENT_TRAINING, seed=seed,
+                                task=adjacent_markers_task)["add"]
+    attention = run.model.get_layer("attention")
+    query_kernels, key_kernels = (keras.ops.convert_to_numpy(dense.kernel)
+                                  for dense in (attention.query_dense, attention.key_dense))
+    sequences, _ = adjacent_markers_task(HEAD_SEQUENCES["pairs"], ADJACENT_TRAINING["length"],
+                                         seed=HEAD_SEQUENCES["seed"])
+    rows = []
+    for head in range(query_kernels.shape[1]):
+        matrix = query_kernels[:, head] @ key_kernels[:, head].T
+        kept = attention_terms.rotation_commuting_part(matrix)
+        measures = head_measures(head_terms(run.model, sequences, head), sequences)
+        rows.append({"seed": seed, "head": head, "accuracy": run.test_accuracy,
+                     "rotation_share": float(100 * np.sum(kept**2) / np.sum(matrix**2)),
+                     "pp_rho": measures["pp_rho"], "pp_by_key": measures["pp_by_key"]})
+    return rows
+
+
 def read_rows(path) -> list[dict]:
     """The rows of a file this program wrote, numbers as ``int`` or ``float``.
 
@@ -131,7 +166,7 @@ def main(argv=None, *, command: str | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python3 tasks.py experiment order-seeds",
                                      description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
-    parser.add_argument("--only", choices=("order", "mixing"), help="run one of the two experiments")
+    parser.add_argument("--only", choices=("order", "mixing", "adjacent"), help="run one of the three experiments")
     parser.add_argument("--out", type=Path, default=DEFAULT_FOLDER, help="folder of the CSV files")
     args = parser.parse_args(argv)
     # As the chapters' kernels run: TensorFlow, on the CPU.
@@ -152,6 +187,10 @@ def main(argv=None, *, command: str | None = None) -> None:
             measures += seed_measures
         _write(args.out / "mixing_seeds.csv", accuracy, header)
         _write(args.out / "attention_heads_seeds.csv", measures, header)
+        print(f"mixing: {time.perf_counter() - began:.0f} s", flush=True)
+    if args.only in (None, "adjacent"):
+        rows = [row for seed in args.seeds for row in adjacent_rows(seed)]
+        _write(args.out / "attention_adjacent_seeds.csv", rows, header)
         print(f"all: {time.perf_counter() - began:.0f} s", flush=True)
 
 

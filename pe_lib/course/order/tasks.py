@@ -71,6 +71,54 @@ def marker_order_task(
     return tokens.reshape(2 * pairs, length).astype(np.int32), labels.reshape(-1).astype(np.int32)
 
 
+def adjacent_markers_task(
+    pairs: int, length: int, *, vocabulary_size: int = 16, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
+    """Token sequences with two markers, labelled 1 when the markers are neighbours.
+
+    A task only the offset answers. In each mirror pair, row ``2k`` holds
+    the markers side by side, in a random order; row ``2k + 1`` holds the
+    same tokens with the second of them moved two or more steps from the
+    first (the filler there takes its place). A model that cannot see
+    positions sees one bag of tokens twice and is right on exactly half.
+
+    Args:
+        pairs: number of mirror pairs; the result has ``2 * pairs`` rows.
+        length: steps per sequence, ``>= 4`` (room to move a marker away).
+        vocabulary_size: number of token ids, ``>= 4``.
+        seed: seed of the NumPy generator; the same seed gives the same data.
+
+    Returns:
+        ``(tokens, labels)`` as :func:`marker_order_task` gives them; the
+        labels alternate 1, 0.
+
+    Example:
+        >>> tokens, labels = adjacent_markers_task(1, 6, seed=3)
+        >>> tokens
+        array([[13,  4,  5,  6,  1,  2],
+               [ 2,  4,  5,  6,  1, 13]], dtype=int32)
+        >>> labels
+        array([1, 0], dtype=int32)
+    """
+    pairs = require_int("pairs", pairs, minimum=0)
+    length = require_int("length", length, minimum=4)
+    vocabulary_size = require_int("vocabulary_size", vocabulary_size, minimum=FILLER_START + 1)
+    seed = require_int("seed", seed, minimum=0)
+    rng = np.random.default_rng(seed)
+
+    tokens = np.repeat(rng.integers(FILLER_START, vocabulary_size, size=(pairs, 1, length)), 2, axis=1)
+    for k in range(pairs):
+        start = int(rng.integers(0, length - 1))
+        order = rng.permutation([FIRST_MARKER, SECOND_MARKER])
+        far = [step for step in range(length) if abs(step - start) >= 2]
+        moved = int(rng.choice(far))
+        near, apart = tokens[k]
+        near[start:start + 2] = order
+        apart[start], apart[start + 1], apart[moved] = order[0], near[moved], order[1]
+    labels = np.tile(np.array([1, 0], dtype=np.int32), pairs)
+    return tokens.reshape(2 * pairs, length).astype(np.int32), labels
+
+
 def _as_rows(tokens) -> np.ndarray:
     """``tokens`` as an array of rows ``(sequences, steps)``, or a ``ValueError`` naming its shape."""
     tokens = np.asarray(tokens)
