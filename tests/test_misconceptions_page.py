@@ -1,8 +1,9 @@
 """The misconceptions chapter states each claim neutrally and lets the reader
 decide: its headings once all read "Myth: ...", which gave every answer away,
 and before that stated the myths as facts ("The exponent is k/d"). Each claim
-is headed "Claim: ...", its verdict reasons before it answers, names the answer
-once, and links to the section that shows it; true and false claims are mixed."""
+is headed "Claim: ...", and its verdict, folded until the reader has judged,
+opens with its answer in bold, names it once, gives the reasons after it and
+links to the section that shows them; true and false claims are mixed."""
 
 import re
 from pathlib import Path
@@ -11,7 +12,7 @@ from chapter_text import chapter_markdown
 
 CHAPTER = Path(__file__).resolve().parents[1] / "chapters" / "misconceptions.ipynb"
 NOT_CLAIMS = {"Errata in published worked examples", "Summary", "Exercises"}
-ANSWER = re.compile(r"The\s+claim\s+is\s+\*\*(true|false|partly\s+true|unsupported)\*\*")
+ANSWER = re.compile(r"\*\*(True|False|Partly\s+true|Unsupported)\*\*")
 
 
 def sections() -> dict[str, str]:
@@ -41,12 +42,12 @@ def test_every_section_but_the_errata_summary_and_exercises_is_a_neutral_claim()
         assert "Myth" not in heading and "myth" not in body.lower(), heading
 
 
-def test_every_verdict_reasons_first_answers_once_and_links_to_where_it_is_shown():
+def test_every_verdict_answers_first_and_once_then_reasons_and_links_to_where_it_is_shown():
     for heading, body in claims().items():
         text = verdict(body)
-        assert not text.startswith("**"), f"{heading}: the verdict opens with its answer"
+        assert ANSWER.match(text), f"{heading}: the verdict does not open with its answer"
         assert len(ANSWER.findall(text)) == 1, f"{heading}: the verdict must name its answer once"
-        assert ANSWER.search(text).start() > 100, f"{heading}: the answer comes before the reasons"
+        assert len(text) > ANSWER.match(text).end() + 100, f"{heading}: the answer comes without its reasons"
         assert re.search(r"\{ref\}`(?:[^`<]*<)?[a-z0-9-]+>?`", text), f"{heading}: the verdict links nowhere"
 
 
@@ -54,12 +55,12 @@ def test_every_answer_given_is_defined_before_the_claims():
     opening = chapter_markdown(CHAPTER).split("\n## ", 1)[0]
     defined = {" ".join(found.lower().split())
                for found in re.findall(r"\*\*([A-Za-z ]+)\*\*:", opening)}
-    answers = {" ".join(ANSWER.search(verdict(body)).group(1).split()) for body in claims().values()}
+    answers = {" ".join(ANSWER.match(verdict(body)).group(1).lower().split()) for body in claims().values()}
     assert answers <= defined, f"answers the opening does not define: {answers - defined}"
 
 
 def test_true_and_false_claims_are_mixed():
-    answers = [" ".join(ANSWER.search(verdict(body)).group(1).split()) for body in claims().values()]
+    answers = [" ".join(ANSWER.match(verdict(body)).group(1).lower().split()) for body in claims().values()]
     assert answers.count("true") >= 2 and answers.count("false") >= 2, answers
     # no run of four claims with the same answer
     runs = [answers[i:i + 4] for i in range(len(answers) - 3)]
