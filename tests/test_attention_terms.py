@@ -113,6 +113,23 @@ def test_the_commuting_part_is_a_projection_onto_matrices_that_commute_with_rota
     assert not np.allclose(matrix @ rotation, rotation @ matrix)
 
 
+def test_rotation_share_against_the_projection_onto_i_and_j():
+    # Each diagonal 2 x 2 block B keeps <B, I> I / 2 + <B, J> J / 2, and I and J
+    # have squared norm 2: its share is sum (<B, I>^2 + <B, J>^2) / 2 over the whole.
+    rng = np.random.default_rng(4)
+    matrix = rng.normal(size=(8, 8))
+    turn = np.array([[0.0, 1.0], [-1.0, 0.0]])
+    kept = sum((np.trace(block) ** 2 + np.sum(block * turn) ** 2) / 2
+               for block in (matrix[k:k + 2, k:k + 2] for k in range(0, 8, 2)))
+    assert at.rotation_share(matrix) == pytest.approx(100 * kept / np.sum(matrix**2), rel=1e-12)
+    # Scaled rotations only: all of it; reflections and cross-pair blocks: none of it.
+    rotations = np.kron(np.diag([1.0, -2.0]), np.eye(2)) + np.kron(np.diag([0.5, 3.0]), turn)
+    assert at.rotation_share(rotations) == pytest.approx(100.0, rel=1e-15)
+    reflections = np.kron(np.eye(2), np.array([[1.0, 2.0], [2.0, -1.0]]))
+    assert at.rotation_share(reflections) == 0.0
+    assert at.rotation_share(np.kron(np.array([[0.0, 1.0], [1.0, 0.0]]), np.ones((2, 2)))) == 0.0
+
+
 def test_residual_share_against_hand_computed_values():
     # Group means 1.5 and 3.5 leave squares 4 * 0.25 = 1 of a total 5.
     assert at.residual_share([1, 2, 3, 4], [0, 0, 1, 1]) == pytest.approx(math.sqrt(1 / 5), rel=1e-15)
@@ -140,6 +157,7 @@ def test_offset_residual_pools_leading_axes():
         (lambda: at.residual_share([1.0, 2.0], [0]), "groups"),
         (lambda: at.residual_share([1.0, 1.0], [0, 1]), "values"),
         (lambda: at.rotation_commuting_part(np.ones((3, 3))), "matrix"),
+        (lambda: at.rotation_share(np.zeros((4, 4))), "matrix"),
         (lambda: pm.mixing_classifier("add", token_depth=8, position_depth=4), "position_depth"),
         (lambda: pm.mixing_classifier("concatenate", token_depth=8), "position_depth"),
         (lambda: pm.mixing_classifier("stack", token_depth=8), "mixing"),

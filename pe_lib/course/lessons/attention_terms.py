@@ -183,3 +183,21 @@ def rotation_commuting_part(matrix) -> np.ndarray:
         mean_diagonal, mean_turn = (a + d) / 2, (b - c) / 2
         part[start : start + 2, start : start + 2] = [[mean_diagonal, mean_turn], [-mean_turn, mean_diagonal]]
     return part
+
+
+def rotation_share(matrix) -> float:
+    """The percent of the squared norm of ``matrix`` in its ``a I + b J`` blocks.
+
+    The part :func:`rotation_commuting_part` keeps, measured against the
+    whole: 100 for a matrix that scores by offset alone, near ``100 / D``
+    for a ``D x D`` one of independent entries.
+
+    Example:
+        >>> round(rotation_share(np.array([[1.0, 2.0], [4.0, 3.0]])), 2)
+        33.33
+    """
+    matrix = _matrix("matrix", matrix)
+    total = np.sum(matrix**2)
+    if total == 0:
+        raise ValueError("matrix must not be all zeros: it has no norm to share")
+    return float(100 * np.sum(rotation_commuting_part(matrix) ** 2) / total)

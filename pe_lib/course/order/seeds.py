@@ -116,7 +116,6 @@ def mixing_rows(seed: int) -> tuple[list[dict], list[dict]]:
 def adjacent_rows(seed: int) -> list[dict]:
     """What attention sees' neighbours run with ``seed``: one row per head of the model with the code added."""
     import keras
-    import numpy as np
 
     from pe_lib.course.lessons import attention_terms
     from pe_lib.course.order.mixing import run_mixing_experiment
@@ -133,10 +132,9 @@ def adjacent_rows(seed: int) -> list[dict]:
     rows = []
     for head in range(query_kernels.shape[1]):
         matrix = query_kernels[:, head] @ key_kernels[:, head].T
-        kept = attention_terms.rotation_commuting_part(matrix)
         measures = head_measures(head_terms(run.model, sequences, head), sequences)
         rows.append({"seed": seed, "head": head, "accuracy": run.test_accuracy,
-                     "rotation_share": float(100 * np.sum(kept**2) / np.sum(matrix**2)),
+                     "rotation_share": attention_terms.rotation_share(matrix),
                      "pp_rho": measures["pp_rho"], "pp_by_key": measures["pp_by_key"]})
     return rows
 
