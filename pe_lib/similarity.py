@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pe_lib._checks import require_even
+from pe_lib._checks import require_even, require_int
 from pe_lib.frequencies import angle_rates
 
 #: Why an odd depth is refused, for the error messages.
@@ -90,3 +90,35 @@ def offset_distance(offsets, depth: int, *, base: float = 10000.0) -> np.ndarray
     """
     half_angles = _offset_angles(offsets, depth, base) / 2
     return 2.0 * np.sqrt((np.sin(half_angles) ** 2).sum(axis=-1))
+
+
+def first_closer_offset(depth: int, *, base: float = 10000.0, last: int = 10**6) -> int | None:
+    r"""The first offset :math:`k \ge 2` whose code lies closer to position 0's than the neighbour's.
+
+    Scans :math:`k = 2, \dots,` ``last`` with :func:`offset_distance`, in
+    blocks, and returns ``None`` when no offset up to ``last`` comes closer
+    than :math:`k = 1`.
+
+    Args:
+        depth: the encoding size :math:`D`, even.
+        base: the constant :math:`N` of the encoding.
+        last: the largest offset searched, at least 2.
+
+    Example:
+        At depth 4 offset 6, nearly a turn of pair 0, comes closer than the
+        neighbour; at depth 64 none does within the first 10,000:
+
+        >>> first_closer_offset(4)
+        6
+        >>> first_closer_offset(64, last=10_000) is None
+        True
+    """
+    last = require_int("last", last, minimum=2)
+    neighbour = offset_distance(1, depth, base=base)
+    block = 250_000
+    for begin in range(2, last + 1, block):
+        offsets = np.arange(begin, min(begin + block, last + 1))
+        closer = offset_distance(offsets, depth, base=base) < neighbour
+        if closer.any():
+            return int(offsets[np.argmax(closer)])
+    return None

@@ -114,14 +114,14 @@ def test_wavelengths_follow_the_geometric_series_for_every_base():
         trend = figure.part("trend", "xy").at((0, b))
         assert [(x, 10 ** y) for x, y in trend] == [(0, pytest.approx(TWO_PI, rel=1e-5)),
                                                     (1, pytest.approx(TWO_PI * base, rel=1e-5))]
-        assert figure.part("title", "text").at((0, b)) == f"depth D = 8, base N = {base:,.0f}"
+        assert figure.part("title", "text").at((0, b)) == f"width D = 8, base N = {base:,.0f}"
 
 
 def test_the_depth_slider_shows_one_depth():
     figure = wavelength_series((8, 16, 64), (100.0,))
     for j in range(3):
         assert [figure.part(f"series-{k}", "shown").at((j, 0)) for k in range(3)] == [k == j for k in range(3)]
-    assert figure.summary((2, 0)) == ("Depth 64, base 100: 32 wavelengths from 6.28 to "
+    assert figure.summary((2, 0)) == ("Width 64, base 100: 32 wavelengths from 6.28 to "
                                       f"{TWO_PI * 100 ** (62 / 64):.4g} positions, all below 2πN = 628.3; "
                                       "each λ is N^(2/D) = 1.155 × the last.")
 
@@ -130,9 +130,9 @@ def test_the_wavelength_readout_writes_large_numbers_plainly():
     figure = wavelength_series((16,), (10000.0, 500000.0))
     longest = [round(TWO_PI * base ** (14 / 16)) for base in (10000.0, 500000.0)]
     assert figure.summary((0, 0)).startswith(
-        f"Depth 16, base 10,000: 8 wavelengths from 6.28 to {longest[0]:,} positions, all below 2πN = 62,832;")
+        f"Width 16, base 10,000: 8 wavelengths from 6.28 to {longest[0]:,} positions, all below 2πN = 62,832;")
     assert figure.summary((0, 1)).startswith(
-        f"Depth 16, base 500,000: 8 wavelengths from 6.28 to {longest[1]:,} positions, all below 2πN = 3,141,593;")
+        f"Width 16, base 500,000: 8 wavelengths from 6.28 to {longest[1]:,} positions, all below 2πN = 3,141,593;")
     assert "e+" not in figure.summary((0, 0)) + figure.summary((0, 1))
 
 

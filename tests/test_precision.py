@@ -14,6 +14,7 @@ from pe_lib.course.lessons.precision import (
     float32_angle_errors,
     round_to_format,
     rounded_angles,
+    rounded_rope_scores,
 )
 
 depths = st.integers(min_value=1, max_value=64)
@@ -220,3 +221,34 @@ def test_float16_overflows_past_its_largest_value():
 def test_new_measurements_name_the_bad_argument(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+def test_rounded_rope_scores_in_float64_are_complex_rotations():
+    # Independent reference: pair i as the complex number x_i + j x_{i + d/2},
+    # turned by e^{j p w_i}; the score is the real part of q conj(k), over sqrt(d).
+    rng = np.random.default_rng(4)
+    queries, keys = rng.normal(size=(2, 6, 8))
+    query_at, key_at = rng.integers(0, 5000, size=(2, 6))
+    rates = 10000.0 ** (-np.arange(4) / 4)
+    q = (queries[:, :4] + 1j * queries[:, 4:]) * np.exp(1j * np.outer(query_at, rates))
+    k = (keys[:, :4] + 1j * keys[:, 4:]) * np.exp(1j * np.outer(key_at, rates))
+    expected = (q * np.conj(k)).real.sum(axis=1) / np.sqrt(8)
+    found = rounded_rope_scores(queries, keys, query_at, key_at, "float64")
+    np.testing.assert_allclose(found, expected, rtol=0, atol=1e-9)
+
+
+def test_rounded_rope_scores_cast_what_they_are_told():
+    rng = np.random.default_rng(5)
+    queries, keys = rng.normal(size=(2, 50, 16))
+    at = np.arange(50)
+    exact = rounded_rope_scores(queries, keys, at + 300, at, "float64")
+    # small positions: float32 angles move a score by far less than bfloat16 cosines
+    f32 = np.abs(rounded_rope_scores(queries, keys, at + 300, at, "float32") - exact).max()
+    cast = np.abs(rounded_rope_scores(queries, keys, at + 300, at, "float64", stored_in="bfloat16") - exact).max()
+    held = np.abs(rounded_rope_scores(queries, keys, at + 300, at, "float64", vectors_in="bfloat16") - exact).max()
+    assert f32 < 1e-4 < cast < 0.2 and 1e-4 < held < 0.2
+
+
+def test_rounded_rope_scores_refuse_mismatched_shapes():
+    with pytest.raises(ValueError, match="queries and keys"):
+        rounded_rope_scores(np.ones((2, 4)), np.ones((3, 4)), [0, 1], [0, 1], "float64")

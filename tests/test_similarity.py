@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from float_checks import TRANSCENDENTAL_ULP, assert_within_ulp
 
 from pe_lib import nearest_pairs, sinusoidal_encoding
-from pe_lib.similarity import offset_distance, offset_similarity
+from pe_lib.similarity import first_closer_offset, offset_distance, offset_similarity
 
 even_depths = st.integers(min_value=1, max_value=64).map(lambda half: 2 * half)
 starts = st.integers(min_value=0, max_value=10**5)
@@ -109,3 +109,26 @@ def test_bad_input_names_the_argument(function, offsets, depth, error, message):
 def test_bad_base_is_refused():
     with pytest.raises(ValueError, match="base must be a finite number > 0, got -1.0"):
         offset_similarity([1], 4, base=-1.0)
+
+
+@pytest.mark.parametrize("depth", [2, 4, 6, 8, 10])
+def test_first_closer_offset_matches_a_table_of_codes(depth):
+    # Independent reference: the rows of an encoding table, compared with row 1.
+    last = 3000
+    table = sinusoidal_encoding(last + 1, depth, dtype="float64")
+    distances = np.linalg.norm(table - table[0], axis=1)
+    closer = np.flatnonzero(distances[2:] < distances[1]) + 2
+    expected = int(closer[0]) if closer.size else None
+    assert first_closer_offset(depth, last=last) == expected
+
+
+def test_first_closer_offset_by_hand():
+    # Depth 2: one pair at rate 1; offset 6 is 6 - 2 pi = -0.28 rad from a whole turn.
+    assert first_closer_offset(2) == 6
+    assert first_closer_offset(2, last=5) is None
+
+
+@pytest.mark.parametrize("last", [1, 2.5, True])
+def test_first_closer_offset_refuses_a_bad_last(last):
+    with pytest.raises((TypeError, ValueError), match="last"):
+        first_closer_offset(4, last=last)

@@ -568,13 +568,13 @@ def wavelength_series(depths=(8, 16, 32, 64, 128, 256, 512),
     def summary(j: int, b: int) -> str:
         d, n = depths[j], bases[b]
         longest = float(pe_lib.wavelengths(d, base=n)[-1])
-        return (f"Depth {d}, base {_number(n, 4)}: {d // 2} wavelengths from 6.28 to {_number(longest, 4)} positions, "
+        return (f"Width {d}, base {_number(n, 4)}: {d // 2} wavelengths from 6.28 to {_number(longest, 4)} positions, "
                 f"all below 2πN = {_number(2 * math.pi * n, 4)}; {step(d, n)}.")
 
-    sliders = (Slider("depth", "D", tuple(depths), active_depth), Slider("base", "N", tuple(bases), active_base))
+    sliders = (Slider("width", "D", tuple(depths), active_depth), Slider("base", "N", tuple(bases), active_base))
     parts = [Part("summary", "text", (0, 1), [[summary(j, b) for b in range(len(bases))]
                                              for j in range(len(depths))]),
-             Part("title", "text", (0, 1), [[f"depth D = {d}, base N = {_number(n)}" for n in bases]
+             Part("title", "text", (0, 1), [[f"width D = {d}, base N = {_number(n)}" for n in bases]
                                            for d in depths]),
              Part("step", "text", (0, 1), [[step(d, n) for n in bases] for d in depths]),
              Part("bound", "xy", (1,), [bound(n) for n in bases]),

@@ -16,7 +16,8 @@ its angles in float64 and rounds only the final values.
 :func:`rounded_angles` forms the angles as released code would in a given
 number format, float32, bfloat16 or float16, with :func:`round_to_format` doing
 that format's rounding in float64 (no half-precision type needed), and
-:func:`angle_errors` measures them.
+:func:`angle_errors` measures them. :func:`rounded_rope_scores` carries such
+angles through RoPE to the scores of queries and keys.
 """
 
 from __future__ import annotations
@@ -278,3 +279,50 @@ def angle_errors(length: int, depth: int, number_format: str, *, base: float = 1
     with np.errstate(invalid="ignore"):
         errors = np.abs(formed - rounded_angles(positions, depth, "float64", base=base))
     return np.repeat(errors.max(axis=0), 2)[:depth]
+
+
+def rounded_rope_scores(queries, keys, query_positions, key_positions, angle_format: str, *,
+                        stored_in: str | None = None, vectors_in: str | None = None,
+                        base: float = 10000.0) -> np.ndarray:
+    r"""Row by row, the RoPE score :math:`(R_m q) \cdot (R_n k) / \sqrt{d}` with rounded angles.
+
+    The angles are formed in ``angle_format`` (:func:`rounded_angles`); the
+    cosines and sines are cast to ``stored_in``, and the queries and keys to
+    ``vectors_in``, when given; everything else is float64. Pairs are
+    half-split, as Llama's code pairs them.
+
+    Args:
+        queries, keys: arrays of shape ``(rows, d)``, ``d`` even.
+        query_positions, key_positions: whole-number positions, one a row.
+        angle_format: ``"float64"``, ``"float32"``, ``"bfloat16"``,
+            ``"float16"`` or ``"tf32"``.
+        stored_in, vectors_in: a format of :data:`NUMBER_FORMATS`, or ``None``.
+        base: the constant :math:`N` of the rates.
+
+    Returns:
+        A float64 array of one score a row.
+
+    Example:
+        In bfloat16 the query at 257 turns as if at 256:
+
+        >>> q = k = np.array([[1.0, 0.0]])
+        >>> late = rounded_rope_scores(q, k, [257], [0], "bfloat16")
+        >>> bool(late == rounded_rope_scores(q, k, [256], [0], "float64"))
+        True
+    """
+    from pe_lib import rope  # here, to keep this lesson's import light
+
+    queries, keys = (np.asarray(x, dtype=np.float64) for x in (queries, keys))
+    if queries.ndim != 2 or queries.shape != keys.shape:
+        raise ValueError(f"queries and keys must be of one shape (rows, d), got {queries.shape} and {keys.shape}")
+    depth = queries.shape[1]
+    if vectors_in is not None:
+        queries, keys = (round_to_format(x, vectors_in) for x in (queries, keys))
+    rotated = []
+    for x, positions in ((queries, query_positions), (keys, key_positions)):
+        angles = rope.feature_angles(rounded_angles(np.asarray(positions), depth, angle_format, base=base))
+        cos, sin = np.cos(angles), np.sin(angles)
+        if stored_in is not None:
+            cos, sin = round_to_format(cos, stored_in), round_to_format(sin, stored_in)
+        rotated.append(x * cos + rope.rotate_half(x) * sin)
+    return (rotated[0] * rotated[1]).sum(axis=1) / np.sqrt(depth)
