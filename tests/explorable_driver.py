@@ -230,7 +230,7 @@ def check_wavelength_series(drawing: dict) -> list[str]:
         problems.append(f"depth {depth:g}, base {base:g}: wavelengths drawn {drawn[:3]}..., pe_lib {expected[:3]}...")
     if not all(_near(10 ** y / (2 * math.pi * base), 1.0, 2e-3) for _, y in parts["bound"]["line"]):
         problems.append(f"the bound is drawn at {parts['bound']['line']}, not at 2 pi N = {2 * math.pi * base:g}")
-    if parts["title"]["text"] != f"depth D = {depth:g}, base N = {base:,.0f}":
+    if parts["title"]["text"] != f"width D = {depth:g}, base N = {base:,.0f}":
         problems.append(f"the title says {parts['title']['text']!r}")
     longest = f"{round(expected[-1]):,}" if expected[-1] >= 1000 else f"{expected[-1]:.4g}"
     if f"{int(depth) // 2} wavelengths from 6.28 to {longest} positions" not in drawing["status"]:
